@@ -1,0 +1,1 @@
+"""The metrics API server: custom, external and resource metrics answered from Prometheus."""

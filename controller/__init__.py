@@ -1,0 +1,1 @@
+"""The autoscaling controller: the documented HPA algorithm over the metrics APIs."""
