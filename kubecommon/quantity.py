@@ -1,0 +1,196 @@
+"""Kubernetes resource quantities: parsing and the canonical string form.
+
+Clients (the HPA, kubectl) compare what we send with `MilliValue()`, and humans compare the strings
+with what metrics-server and prometheus-adapter print, so both the exact value and the exact
+canonical spelling matter. The rules follow k8s.io/apimachinery `resource.Quantity`: exact decimal
+arithmetic, values below 1n rounded up in magnitude, the suffix of the input deciding the output
+format (BinarySI, DecimalSI or DecimalExponent).
+
+Pure: no I/O. Floats enter only through `from_float`/`format_*`, which apply prometheus-adapter's
+milli-truncation so a value never differs from what the upstream adapter would have served.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Decimal, localcontext
+from enum import StrEnum
+
+__all__ = [
+    "Format",
+    "Quantity",
+    "QuantityError",
+    "format_bytes",
+    "format_cpu_cores",
+    "format_decimal",
+]
+
+
+class QuantityError(ValueError):
+    """The text is not a Kubernetes quantity."""
+
+
+class Format(StrEnum):
+    """How a quantity prints; fixed by the suffix it was parsed from."""
+
+    DECIMAL_SI = "DecimalSI"
+    BINARY_SI = "BinarySI"
+    DECIMAL_EXPONENT = "DecimalExponent"
+
+
+_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL_SUFFIX_BY_EXPONENT = {exp: suffix for suffix, exp in _DECIMAL_SUFFIXES.items()}
+_BINARY_SUFFIX_BY_POWER = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+_NUMBER = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)", re.DOTALL)
+_EXPONENT = re.compile(r"[eE]([+-]?\d+)")
+_NANO = Decimal("1e-9")
+_MAX_INT64 = Decimal(2**63 - 1)
+# Enough significant digits that no parse or scale ever rounds (largest: 2^60 × many digits).
+_PRECISION = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """An exact quantity and the format it prints in."""
+
+    value: Decimal
+    format: Format = Format.DECIMAL_SI
+
+    @classmethod
+    def parse(cls, text: str) -> Quantity:
+        """Parse `text` as kube-apiserver would, or raise QuantityError."""
+        match = _NUMBER.fullmatch(text)
+        if match is None:
+            raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
+        sign, digits, suffix = match.groups()
+        with localcontext() as ctx:
+            ctx.prec = _PRECISION
+            return cls._from_parts(sign, digits, suffix, text)
+
+    @classmethod
+    def _from_parts(cls, sign: str, digits: str, suffix: str, text: str) -> Quantity:
+        number = Decimal(digits if not digits.endswith(".") else digits[:-1])
+        if suffix in _BINARY_SUFFIXES:
+            value, fmt = number * (2 ** _BINARY_SUFFIXES[suffix]), Format.BINARY_SI
+        elif suffix in _DECIMAL_SUFFIXES:
+            value, fmt = number.scaleb(_DECIMAL_SUFFIXES[suffix]), Format.DECIMAL_SI
+        elif (exp := _EXPONENT.fullmatch(suffix)) is not None:
+            value, fmt = number.scaleb(int(exp.group(1))), Format.DECIMAL_EXPONENT
+        else:
+            raise QuantityError(f"unable to parse quantity's suffix: {text!r}")
+        if sign == "-":
+            value = -value
+        return cls.of(value, fmt)
+
+    @classmethod
+    def of(cls, value: Decimal | int, fmt: Format = Format.DECIMAL_SI) -> Quantity:
+        """Build a quantity, applying the 1n rounding and BinarySI rules of apimachinery."""
+        with localcontext() as ctx:
+            ctx.prec = _PRECISION
+            value = _round_up_to_nano(Decimal(value))
+        if fmt is Format.BINARY_SI:
+            if abs(value) < 1:
+                fmt = Format.DECIMAL_SI
+            elif value > _MAX_INT64:
+                value = _MAX_INT64
+        return cls(value=value, format=fmt)
+
+    @classmethod
+    def from_milli(cls, milli: int, fmt: Format = Format.DECIMAL_SI) -> Quantity:
+        """The quantity `NewMilliQuantity(milli, fmt)` creates upstream."""
+        return cls.of(Decimal(milli).scaleb(-3), fmt)
+
+    @classmethod
+    def from_float(cls, value: float, fmt: Format = Format.DECIMAL_SI) -> Quantity:
+        """prometheus-adapter's conversion: `int64(v*1000)` milli, truncated toward zero; NaN → 0.
+
+        ±Inf is clamped to the int64 range instead of Go's undefined conversion.
+        """
+        if math.isnan(value):
+            return cls.from_milli(0, fmt)
+        scaled = value * 1000.0
+        if math.isinf(scaled) or abs(scaled) >= 2**63:
+            return cls.from_milli(2**63 - 1 if scaled > 0 else -(2**63 - 1), fmt)
+        return cls.from_milli(int(scaled), fmt)
+
+    def milli_value(self) -> int:
+        """What client-go's `MilliValue()` returns: ceil(value × 1000)."""
+        with localcontext() as ctx:
+            ctx.prec = _PRECISION
+            return int((self.value * 1000).to_integral_value(rounding=ROUND_CEILING))
+
+    def as_float(self) -> float:
+        return float(self.value)
+
+    def __str__(self) -> str:
+        return _canonical(self.value, self.format)
+
+
+def format_decimal(value: float | int | Decimal) -> str:
+    """Canonical DecimalSI text for a metric value (custom and external metrics)."""
+    if isinstance(value, float):
+        return str(Quantity.from_float(value))
+    return str(Quantity.of(Decimal(value)))
+
+
+def format_cpu_cores(cores: float) -> str:
+    """CPU usage in cores as metrics-server prints it: nano-core DecimalSI, negatives and NaN as 0."""
+    if math.isnan(cores) or cores <= 0:
+        return "0"
+    nanos = Decimal(repr(cores)).scaleb(9).to_integral_value(rounding=ROUND_DOWN)
+    return str(Quantity.of(nanos.scaleb(-9)))
+
+
+def format_bytes(num_bytes: float | int) -> str:
+    """Memory in bytes as BinarySI (`14160Ki`), negatives and NaN as 0."""
+    if isinstance(num_bytes, float) and (math.isnan(num_bytes) or math.isinf(num_bytes)):
+        return "0"
+    if num_bytes <= 0:
+        return "0"
+    return str(Quantity.of(Decimal(int(num_bytes)), Format.BINARY_SI))
+
+
+def _round_up_to_nano(value: Decimal) -> Decimal:
+    """Values finer than 1n round up in magnitude, like `inf.Dec` rounding in apimachinery."""
+    exponent = value.as_tuple().exponent
+    if not isinstance(exponent, int) or exponent >= -9:
+        return value
+    rounding = ROUND_CEILING if value > 0 else ROUND_FLOOR
+    with localcontext() as ctx:
+        ctx.prec = _PRECISION
+        return value.quantize(_NANO, rounding=rounding)
+
+
+def _mantissa_exponent(value: Decimal) -> tuple[int, int]:
+    """Write a positive value as m·10^e with integer m not divisible by 10."""
+    sign, digits, exponent = value.normalize().as_tuple()
+    assert isinstance(exponent, int)
+    mantissa = int("".join(map(str, digits)))
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    return mantissa, exponent
+
+
+def _canonical(value: Decimal, fmt: Format) -> str:
+    if value == 0:
+        return "0"
+    if value < 0:
+        return "-" + _canonical(-value, fmt)
+    if fmt is Format.BINARY_SI and value >= 1024 and value == value.to_integral_value():
+        mantissa, power = int(value), 0
+        while mantissa % 1024 == 0 and power < len(_BINARY_SUFFIX_BY_POWER) - 1:
+            mantissa //= 1024
+            power += 1
+        return f"{mantissa}{_BINARY_SUFFIX_BY_POWER[power]}"
+    mantissa, exponent = _mantissa_exponent(value)
+    shift = exponent % 3
+    mantissa, exponent = mantissa * 10**shift, exponent - shift
+    if fmt is Format.DECIMAL_EXPONENT:
+        return str(mantissa) if exponent == 0 else f"{mantissa}e{exponent}"
+    if exponent > 18:
+        mantissa, exponent = mantissa * 10 ** (exponent - 18), 18
+    return f"{mantissa}{_DECIMAL_SUFFIX_BY_EXPONENT[exponent]}"

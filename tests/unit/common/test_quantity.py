@@ -1,0 +1,71 @@
+"""Quantity parsing and canonical strings, with the cases of apimachinery's quantity tests."""
+
+from decimal import Decimal
+
+import pytest
+
+from kubecommon.quantity import Format, Quantity, QuantityError, format_bytes, format_cpu_cores, format_decimal
+
+CANONICAL = [
+    ("1.5", "1500m"), ("1500m", "1500m"), ("0.5", "500m"), (".5", "500m"), ("0.25", "250m"),
+    ("1000", "1k"), ("1000m", "1"), ("1500", "1500"), ("2000", "2k"), ("1200000", "1200k"),
+    ("8.1k", "8100"), ("100.035k", "100035"), ("1.01E", "1010P"), ("1000M", "1G"), ("0.1m", "100u"),
+    ("0.0000000001", "1n"), ("4123456n", "4123456n"), ("5000000n", "5m"), ("1e3", "1e3"),
+    ("1E3", "1e3"), ("1.2e3", "1200"), ("1.3E+6", "1300e3"), ("100Mi", "100Mi"), ("1024Mi", "1Gi"),
+    ("1048576Ki", "1Gi"), ("1.5Gi", "1536Mi"), ("0.5Gi", "512Mi"), (".001Ki", "1024m"),
+    ("0.1n", "1n"), ("3.001n", "4n"), ("0.00000012345", "124n"), ("5.", "5"), ("-1.5", "-1500m"),
+    ("0", "0"), ("-0", "0"), ("+2k", "2k"), ("-3.001n", "-4n"),
+]
+
+
+@pytest.mark.parametrize(("text", "canonical"), [pytest.param(t, c, id=f"{t} -> {c}") for t, c in CANONICAL])
+def test_parse_then_print_is_canonical(text: str, canonical: str) -> None:
+    assert str(Quantity.parse(text)) == canonical
+    # Canonical text parses back to the same value.
+    assert Quantity.parse(canonical).value == Quantity.parse(text).value
+
+
+@pytest.mark.parametrize("text", ["K", "KiB", " 1", "1 ", "1e", "", ".", "1.2.3", "1Ki2", "e3", "--1", "0x10"])
+def test_invalid_quantities_are_rejected(text: str) -> None:
+    with pytest.raises(QuantityError):
+        Quantity.parse(text)
+
+
+@pytest.mark.parametrize(("text", "milli"), [("1", 1000), ("1.5", 1500), ("0.1n", 1), ("1Ki", 1024000),
+                                             ("-1.0005", -1000), ("100m", 100)])
+def test_milli_value_rounds_up_like_client_go(text: str, milli: int) -> None:
+    assert Quantity.parse(text).milli_value() == milli
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [pytest.param(v, t, id=f"{v!r}") for v, t in [
+        (0.5, "500m"), (1.0, "1"), (1.5, "1500m"), (0.016, "16m"), (20.5, "20500m"), (10.0, "10"),
+        (1000.0, "1k"), (1500.0, "1500"), (2e6, "2M"), (1.001, "1"), (0.0004, "0"),
+        (float("nan"), "0"), (-2.5, "-2500m"), (7, "7"), (Decimal("0.0015"), "1500u"),
+    ]],
+)
+def test_metric_values_follow_prometheus_adapter_conversion(value: float, text: str) -> None:
+    assert format_decimal(value) == text
+
+
+def test_infinities_are_clamped_not_garbage() -> None:
+    assert Quantity.from_float(float("inf")).milli_value() == 2**63 - 1
+    assert Quantity.from_float(float("-inf")).milli_value() == -(2**63 - 1)
+
+
+@pytest.mark.parametrize(("num_bytes", "text"), [(14499840, "14160Ki"), (1000, "1k"), (1500, "1500"),
+                                                 (1025, "1025"), (2048, "2Ki"), (1048576, "1Mi"),
+                                                 (3100, "3100"), (0, "0"), (-5, "0")])
+def test_memory_is_binary_si(num_bytes: int, text: str) -> None:
+    assert format_bytes(num_bytes) == text
+
+
+@pytest.mark.parametrize(("cores", "text"), [(0.004123456, "4123456n"), (0.005, "5m"), (2.0, "2"),
+                                             (0.0, "0"), (-1.0, "0"), (float("nan"), "0")])
+def test_cpu_is_nano_cores(cores: float, text: str) -> None:
+    assert format_cpu_cores(cores) == text
+
+
+def test_binary_below_one_switches_to_decimal() -> None:
+    assert Quantity.of(Decimal("0.5"), Format.BINARY_SI).format is Format.DECIMAL_SI

@@ -1,0 +1,69 @@
+"""Status bodies and TLS helpers as clients observe them."""
+
+import datetime as dt
+import ssl
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+
+from kubecommon import status
+from kubecommon.tls import certificate_subject, generate_ca, issue_certificate, server_ssl_context, verify_chain
+
+
+@pytest.mark.parametrize(("error", "code", "reason"), [
+    pytest.param(status.BadRequest("x"), 400, "BadRequest", id="bad request"),
+    pytest.param(status.Unauthorized(), 401, "Unauthorized", id="unauthorized"),
+    pytest.param(status.Forbidden("x"), 403, "Forbidden", id="forbidden"),
+    pytest.param(status.NotFound.for_path(), 404, "NotFound", id="not found"),
+    pytest.param(status.Conflict("x"), 409, "Conflict", id="conflict"),
+    pytest.param(status.Gone("x"), 410, "Expired", id="gone"),
+    pytest.param(status.NotAcceptable.for_types(), 406, "NotAcceptable", id="not acceptable"),
+    pytest.param(status.ServiceUnavailable("x"), 503, "ServiceUnavailable", id="unavailable"),
+    pytest.param(status.Timeout("slow"), 504, "Timeout", id="timeout"),
+    pytest.param(status.InternalError.wrapping("boom"), 500, "InternalError", id="internal"),
+])
+def test_status_body_shape(error: status.StatusError, code: int, reason: str) -> None:
+    body = error.to_dict()
+    assert body["kind"] == "Status" and body["apiVersion"] == "v1" and body["metadata"] == {}
+    assert body["status"] == "Failure" and body["code"] == code and body["reason"] == reason
+    rebuilt = status.status_error_from_dict(body, code)
+    assert type(rebuilt) is type(error) and rebuilt.message == error.message
+
+
+def test_metrics_server_not_found_wording() -> None:
+    body = status.NotFound.for_object("pods", "metrics.k8s.io", "default/web-0").to_dict()
+    assert body["message"] == 'pods.metrics.k8s.io "default/web-0" not found'
+    assert body["details"] == {"name": "default/web-0", "group": "metrics.k8s.io", "kind": "pods"}
+
+
+def test_non_status_body_maps_by_code() -> None:
+    error = status.status_error_from_dict({"oops": 1}, 503)
+    assert isinstance(error, status.ServiceUnavailable)
+
+
+def _der(pair) -> bytes:
+    return pair.certificate.public_bytes(serialization.Encoding.DER)
+
+
+def test_client_certificate_verification() -> None:
+    ca, other = generate_ca("front-proxy-ca"), generate_ca("attacker-ca")
+    client = issue_certificate(ca, "front-proxy-client", server=False, client=True, organizations=["system:masters"])
+    assert verify_chain(_der(client), ca.cert_pem)
+    assert not verify_chain(_der(client), other.cert_pem)
+    assert certificate_subject(_der(client)) == ("front-proxy-client", ("system:masters",))
+    serving_only = issue_certificate(ca, "server", server=True, client=False)
+    assert not verify_chain(_der(serving_only), ca.cert_pem), "serverAuth-only certs are not client identities"
+    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=400)
+    assert not verify_chain(_der(client), ca.cert_pem, now=later), "expired certificates are rejected"
+
+
+def test_server_context_requests_client_certificates(tmp_path) -> None:
+    ca = generate_ca("ca")
+    serving = issue_certificate(ca, "adapter", dns_names=["adapter.monitoring.svc"], ip_addresses=["127.0.0.1"])
+    serving.write(tmp_path / "tls.crt", tmp_path / "tls.key")
+    assert oct((tmp_path / "tls.key").stat().st_mode & 0o777) == "0o600"
+    context = server_ssl_context(tmp_path / "tls.crt", tmp_path / "tls.key", client_ca_pem=ca.cert_pem)
+    assert context.verify_mode == ssl.CERT_OPTIONAL
+    assert context.minimum_version == ssl.TLSVersion.TLSv1_2
+    with pytest.raises(ValueError):
+        server_ssl_context(tmp_path / "tls.crt", tmp_path / "tls.key", min_version="VersionTLS10")
