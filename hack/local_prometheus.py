@@ -1,0 +1,209 @@
+"""Run a real Prometheus server (the Debian `prometheus` binary) on 127.0.0.1 for tests, the
+demo and benchmarks.
+
+`LocalPrometheus` writes a config scraping the given targets, starts the binary with temp
+storage on a free port, waits until it is ready and (optionally) until a first scrape landed,
+and can be stopped and started again on the same port and storage (to test "Prometheus down,
+then back"). Queries here use urllib: this module is for harnesses, not the adapter.
+
+Non-goals: remote write, rule files, TLS/auth in front of Prometheus, anything off loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PROMETHEUS_BINARY", "LocalPrometheus", "PrometheusNotInstalled", "free_port"]
+
+PROMETHEUS_BINARY = os.environ.get("PROMETHEUS_BINARY", "/usr/bin/prometheus")
+INSTALL_HINT = (
+    "Prometheus is not installed at {path}. Install it with `sudo apt-get install prometheus` "
+    "(Debian/Ubuntu; then `sudo systemctl disable --now prometheus` if you do not want the system "
+    "service), or point PROMETHEUS_BINARY at a prometheus 2.x binary."
+)
+
+
+class PrometheusNotInstalled(RuntimeError):
+    """The prometheus binary is missing."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LocalPrometheus:
+    """One Prometheus process; mutable lifecycle (start/stop/restart) on purpose."""
+
+    def __init__(
+        self,
+        targets: Sequence[str],
+        *,
+        scrape_interval: str = "1s",
+        scrape_timeout: str | None = None,
+        port: int | None = None,
+        workdir: str | Path | None = None,
+        binary: str = PROMETHEUS_BINARY,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self.targets = tuple(targets)
+        self.scrape_interval = scrape_interval
+        self.scrape_timeout = scrape_timeout or scrape_interval
+        self.port = port or free_port()
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="prom-autoscaler-prometheus-"))
+        self.binary = binary
+        self.extra_args = tuple(extra_args)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log = self.workdir / "prometheus.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def _write_config(self) -> Path:
+        config = {
+            "global": {
+                "scrape_interval": self.scrape_interval,
+                "scrape_timeout": self.scrape_timeout,
+                "evaluation_interval": self.scrape_interval,
+            },
+            "scrape_configs": [
+                {
+                    "job_name": "sample",
+                    # The exporter sets `instance`/`job` itself (cAdvisor/kubelet style labels).
+                    "honor_labels": True,
+                    "static_configs": [{"targets": list(self.targets)}],
+                }
+            ],
+        }
+        path = self.workdir / "prometheus.yml"
+        path.write_text(json.dumps(config, indent=2))  # JSON is YAML
+        return path
+
+    def start(self, *, timeout: float = 30.0) -> LocalPrometheus:
+        if not Path(self.binary).exists():
+            raise PrometheusNotInstalled(INSTALL_HINT.format(path=self.binary))
+        if self.running:
+            return self
+        config = self._write_config()
+        args = [
+            self.binary,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={self.workdir / 'data'}",
+            f"--web.listen-address=127.0.0.1:{self.port}",
+            "--web.enable-lifecycle",
+            "--storage.tsdb.retention.time=2h",
+            "--log.level=warn",
+            *self.extra_args,
+        ]
+        log = open(self._log, "ab")  # noqa: SIM115 (owned by the child for its lifetime)
+        try:
+            self._proc = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        finally:
+            log.close()
+        self._wait_ready(timeout)
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc is None or self._proc.poll() is not None:
+                raise RuntimeError(f"prometheus exited during start:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.05)
+        raise TimeoutError(f"prometheus not ready after {timeout}s:\n{self.log_tail()}")
+
+    def stop(self, *, timeout: float = 15.0) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+    def restart(self) -> LocalPrometheus:
+        self.stop()
+        return self.start()
+
+    def close(self) -> None:
+        self.stop()
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> LocalPrometheus:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    # -- harness helpers (synchronous) ----------------------------------------------------
+    def api(self, path: str, params: dict[str, Any] | None = None, *, timeout: float = 10) -> Any:
+        query = urllib.parse.urlencode(params or {}, doseq=True)
+        url = f"{self.url}{path}" + (f"?{query}" if query else "")
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            body = json.load(resp)
+        if body.get("status") != "success":
+            raise RuntimeError(f"prometheus {path}: {body}")
+        return body["data"]
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        data = self.api("/api/v1/query", {"query": promql})
+        return list(data["result"])
+
+    def wait_for(self, promql: str, *, present: bool = True, timeout: float = 20.0) -> list[Any]:
+        """Poll an instant query until it returns samples (or none, with present=False)."""
+        deadline = time.monotonic() + timeout
+        result: list[Any] = []
+        while time.monotonic() < deadline:
+            try:
+                result = self.query(promql)
+            except (urllib.error.URLError, OSError):
+                result = []
+            if bool(result) == present:
+                return result
+            time.sleep(0.1)
+        state = "present" if present else "absent"
+        raise TimeoutError(f"{promql!r} not {state} after {timeout}s (last: {result})")
+
+    def wait_first_scrape(self, *, timeout: float = 30.0) -> None:
+        self.wait_for('up{job="sample"} == 1', timeout=timeout)
