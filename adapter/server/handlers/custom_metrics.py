@@ -1,0 +1,65 @@
+"""HTTP handler for custom.metrics.k8s.io v1beta1 and v1beta2 metric values.
+
+Parses the path (custom-metrics-apiserver's three shapes: namespaced object or `*`, cluster-scoped
+object or `*`, `namespaces/{ns}/metrics/{metric}`) and the `labelSelector` / `metricLabelSelector`
+parameters, calls `CustomMetricsService` and renders the version's wire format. Discovery of the
+group-version itself (`/apis/custom.metrics.k8s.io/{v}`) is served elsewhere.
+
+Non-goals: metric logic (services), error → Status translation (the server's middleware).
+"""
+
+from __future__ import annotations
+
+import json
+
+from aiohttp import web
+
+from adapter.server import render_metrics
+from adapter.services import errors
+from adapter.services.custom_metrics import CustomMetricRequest, CustomMetricsService
+from adapter.services.kinds import normalize_resource
+
+__all__ = ["SERVICE", "VERSIONS", "parse_path", "register"]
+
+VERSIONS = ("v1beta1", "v1beta2")
+SERVICE = web.AppKey("custom_metrics_service", CustomMetricsService)
+_PREFIX = f"/apis/{render_metrics.CUSTOM_GROUP}"
+
+
+def parse_path(tail: str, label_selector: str | None, metric_selector: str | None) -> CustomMetricRequest:
+    """The request a decoded path tail (after `/apis/<group>/<version>/`) and query describe."""
+    parts = tail.split("/")
+    if any(not part for part in parts):
+        raise errors.InvalidRequestPath()
+    metric_sel = errors.parse_selector_param(metric_selector)
+    if len(parts) == 4 and parts[0] == "namespaces" and parts[2] == "metrics":
+        return CustomMetricRequest.for_namespace(parts[1], parts[3], metric_sel)
+    if len(parts) == 5 and parts[0] == "namespaces":
+        namespace, (resource, name, metric) = parts[1], parts[2:]
+    elif len(parts) == 3 and parts[0] != "namespaces":
+        namespace, (resource, name, metric) = None, parts
+    else:
+        raise errors.InvalidRequestPath()
+    return CustomMetricRequest(
+        resource=normalize_resource(resource), metric=metric, namespace=namespace,
+        name=None if name == "*" else name,
+        label_selector=errors.parse_selector_param(label_selector), metric_selector=metric_sel)
+
+
+async def get_metric(request: web.Request) -> web.Response:
+    version = request.match_info["version"]
+    parsed = parse_path(request.match_info["tail"], request.query.get("labelSelector"),
+                        request.query.get("metricLabelSelector"))
+    result = await request.app[SERVICE].get(parsed)
+    return json_response(render_metrics.render_custom(result, version))
+
+
+def json_response(document: object) -> web.Response:
+    """Compact JSON with the exact Content-Type client-go's decoders select on."""
+    return web.Response(body=json.dumps(document, separators=(",", ":")).encode(),
+                        content_type="application/json")
+
+
+def register(app: web.Application, service: CustomMetricsService) -> None:
+    app[SERVICE] = service
+    app.router.add_get(_PREFIX + "/{version:v1beta[12]}/{tail:.+}", get_metric)

@@ -1,0 +1,147 @@
+"""Errors the metrics services raise: typed `metav1.Status` errors with upstream wording.
+
+The messages are those of custom-metrics-apiserver `provider/errors.go` and metrics-server, because
+users and the HPA print them verbatim (`unable to fetch metrics from custom metrics API: the server
+could not find the metric http_requests for pods`). Backend failures are translated here, once, so
+Prometheus details (URLs, PromQL, response bodies) never reach a client; they go to the log.
+
+Non-goals: HTTP rendering (the server's middleware turns any `StatusError` into a response).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from adapter.prometheus import errors as prom_errors
+from adapter.rules import query
+from adapter.rules.resources import NoLabelForResource
+from kubecommon import status
+from kubecommon.selectors import (
+    FieldSelector,
+    Selector,
+    SelectorError,
+    parse_field_selector,
+    parse_selector,
+)
+
+__all__ = [
+    "BadSelector",
+    "InvalidRequestPath",
+    "MetricNotFound",
+    "MetricsUnavailable",
+    "ObjectsUnavailable",
+    "UnableToFetchMetrics",
+    "guarded",
+    "query_errors",
+    "parse_field_selector_param",
+    "parse_selector_param",
+]
+
+_log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+class MetricNotFound(status.NotFound):
+    """404 without details, exactly as custom-metrics-apiserver builds it."""
+
+    @classmethod
+    def for_resource(cls, resource: str, metric: str) -> MetricNotFound:
+        return cls(f"the server could not find the metric {metric} for {resource}")
+
+    @classmethod
+    def for_object(cls, resource: str, metric: str, name: str,
+                   selector: Selector | None = None) -> MetricNotFound:
+        if selector is not None and not selector.is_empty():
+            return cls(f"the server could not find the metric {metric} for {resource} {name} "
+                       f"with selector {selector}")
+        return cls(f"the server could not find the metric {metric} for {resource} {name}")
+
+
+class InvalidRequestPath(status.BadRequest):
+    """A path under a metrics group-version that has the wrong shape."""
+
+    def __init__(self, message: str = "invalid request path") -> None:
+        super().__init__(message)
+
+
+class BadSelector(status.BadRequest):
+    """`labelSelector`, `metricLabelSelector` or `fieldSelector` does not parse (400, parser text)."""
+
+
+class MetricsUnavailable(status.ServiceUnavailable):
+    """Prometheus is unreachable or timed out: retrying later can succeed (503)."""
+
+
+class ObjectsUnavailable(status.ServiceUnavailable):
+    """The object cache for a `*` request cannot be synced (Kubernetes API unreachable)."""
+
+    def __init__(self) -> None:
+        super().__init__("unable to list matching resources")
+
+
+class UnableToFetchMetrics(status.InternalError):
+    """Prometheus rejected the query or answered garbage: a rule or backend problem (500)."""
+
+    def __init__(self) -> None:
+        super().__init__("Internal error occurred: unable to fetch metrics",
+                         details={"causes": [{"message": "unable to fetch metrics"}]})
+
+
+def parse_selector_param(text: str | None) -> Selector:
+    """Parse a selector query parameter; absent or empty means "everything"."""
+    if not text:
+        return Selector.empty()
+    try:
+        return parse_selector(text)
+    except SelectorError as err:
+        raise BadSelector(str(err)) from None  # upstream returns the parser text as is
+
+
+def parse_field_selector_param(text: str | None) -> FieldSelector | None:
+    if not text:
+        return None
+    try:
+        return parse_field_selector(text)
+    except SelectorError as err:
+        raise BadSelector(str(err)) from None
+
+
+async def guarded(call: Awaitable[_T], *, what: str) -> _T:
+    """Await a Prometheus call and translate its failures into Status errors (logged once here)."""
+    try:
+        return await call
+    except (prom_errors.PrometheusUnreachable, prom_errors.PrometheusTimeout) as err:
+        _log.warning("unable to fetch metrics from prometheus (%s): %s", what, err)
+        raise MetricsUnavailable("unable to fetch metrics: the metrics backend is unavailable") from err
+    except prom_errors.PrometheusHTTPError as err:
+        if err.status < 500:  # 401/403/404: our configuration is wrong, not a passing outage
+            _log.error("unable to fetch metrics from prometheus (%s): %s", what, err)
+            raise UnableToFetchMetrics() from err
+        _log.warning("unable to fetch metrics from prometheus (%s): %s", what, err)
+        raise MetricsUnavailable("unable to fetch metrics: the metrics backend is unavailable") from err
+    except prom_errors.PrometheusError as err:
+        _log.error("unable to fetch metrics from prometheus (%s): %s", what, err)
+        raise UnableToFetchMetrics() from err
+
+
+@contextmanager
+def query_errors(resource: str, metric: str) -> Iterator[None]:
+    """Translate a failure to render PromQL for a request.
+
+    The request's own mistakes (a `metricLabelSelector` operator PromQL cannot express, a key that
+    is not a Prometheus label name, an oversized selection) are 400s. A rule that cannot map the
+    resource to a label means the metric does not exist for it (404, as upstream). Anything else
+    is a broken rule: 500 naming the rule, since only the operator can fix it.
+    """
+    try:
+        yield
+    except NoLabelForResource:
+        raise MetricNotFound.for_resource(resource, metric) from None
+    except query.RequestQueryError as err:
+        raise BadSelector(str(err)) from None
+    except query.QueryError as err:
+        _log.error("unable to build the query for metric %s for %s: %s", metric, resource, err)
+        raise status.InternalError.wrapping(f"unable to build the query for metric {metric}") from err

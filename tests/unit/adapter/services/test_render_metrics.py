@@ -1,0 +1,135 @@
+"""Wire format of the metrics APIs: the JSON documents the HPA, kubectl and client-go decode."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapter.server import render_metrics
+from adapter.services.results import (
+    ContainerMetrics,
+    DescribedObject,
+    ExternalMetricValue,
+    ExternalMetricValueList,
+    MetricValue,
+    MetricValueList,
+    NodeMetrics,
+    NodeMetricsList,
+    PodMetrics,
+    PodMetricsList,
+)
+from kubecommon.quantity import Quantity
+from kubecommon.selectors import Selector, parse_selector
+
+# 2026-08-20T10:15:30Z
+T = 1787220930.0
+
+
+def _pod_value(selector: Selector = Selector.empty(), window: int | None = None) -> MetricValueList:
+    described = DescribedObject(kind="Pod", api_version="/v1", name="web-0", namespace="shop")
+    return MetricValueList(items=(MetricValue(described_object=described, metric="http_requests",
+                                              selector=selector, timestamp=T + 0.9,
+                                              value=Quantity.from_float(1.5), window_seconds=window),))
+
+
+def test_custom_v1beta1_item_has_metric_name_top_level_selector_null() -> None:
+    assert render_metrics.render_custom(_pod_value(), "v1beta1") == {
+        "kind": "MetricValueList", "apiVersion": "custom.metrics.k8s.io/v1beta1", "metadata": {},
+        "items": [{"describedObject": {"kind": "Pod", "namespace": "shop", "name": "web-0",
+                                       "apiVersion": "/v1"},
+                   "metricName": "http_requests", "timestamp": "2026-08-20T10:15:30Z",
+                   "value": "1500m", "selector": None}]}
+
+
+def test_custom_v1beta2_item_nests_metric_name_and_selector() -> None:
+    doc = render_metrics.render_custom(_pod_value(parse_selector("verb=GET")), "v1beta2")
+    assert doc["apiVersion"] == "custom.metrics.k8s.io/v1beta2"
+    assert doc["items"][0] == {
+        "describedObject": {"kind": "Pod", "namespace": "shop", "name": "web-0", "apiVersion": "/v1"},
+        "metric": {"name": "http_requests", "selector": {"matchLabels": {"verb": "GET"}}},
+        "timestamp": "2026-08-20T10:15:30Z", "value": "1500m"}
+
+
+@pytest.mark.parametrize(("version", "key"), [
+    pytest.param("v1beta1", "window", id="v1beta1 says window"),
+    pytest.param("v1beta2", "windowSeconds", id="v1beta2 says windowSeconds"),
+])
+def test_custom_window_key_depends_on_version(version: str, key: str) -> None:
+    item = render_metrics.render_custom(_pod_value(window=60), version)["items"][0]
+    assert item[key] == 60
+
+
+def test_namespace_object_reference_has_no_namespace() -> None:
+    described = DescribedObject(kind="Namespace", api_version="/v1", name="prod")
+    value = MetricValue(described_object=described, metric="queue_depth", selector=Selector.empty(),
+                        timestamp=T, value=Quantity.from_float(42))
+    doc = render_metrics.render_custom(MetricValueList(items=(value,)), "v1beta1")
+    assert doc["items"][0]["describedObject"] == {"kind": "Namespace", "name": "prod", "apiVersion": "/v1"}
+
+
+def test_empty_lists_have_metadata_and_empty_items() -> None:
+    assert render_metrics.render_custom(MetricValueList(), "v1beta2")["items"] == []
+    assert render_metrics.render_external(ExternalMetricValueList()) == {
+        "kind": "ExternalMetricValueList", "apiVersion": "external.metrics.k8s.io/v1beta1",
+        "metadata": {}, "items": []}
+    assert render_metrics.render_pod_metrics_list(PodMetricsList())["items"] == []
+
+
+def test_external_item_has_metric_labels_even_when_empty() -> None:
+    values = ExternalMetricValueList(items=(
+        ExternalMetricValue(metric="queue_messages_ready", labels={"queue": "worker_tasks"},
+                            timestamp=T, value=Quantity.from_float(42.0)),
+        ExternalMetricValue(metric="queue_messages_ready", labels={}, timestamp=T,
+                            value=Quantity.from_float(0.25)),
+    ))
+    assert render_metrics.render_external(values)["items"] == [
+        {"metricName": "queue_messages_ready", "metricLabels": {"queue": "worker_tasks"},
+         "timestamp": "2026-08-20T10:15:30Z", "value": "42"},
+        {"metricName": "queue_messages_ready", "metricLabels": {},
+         "timestamp": "2026-08-20T10:15:30Z", "value": "250m"},
+    ]
+
+
+def test_pod_metrics_shape_with_duration_window_and_quantities() -> None:
+    pod = PodMetrics(name="web-0", namespace="shop", labels={"app": "web"}, created=T + 1,
+                     timestamp=T - 10, window_seconds=15.012,
+                     containers=(ContainerMetrics(name="app", usage={
+                         "cpu": Quantity.parse("4123456n"), "memory": Quantity.parse("14160Ki")}),))
+    assert render_metrics.render_pod_metrics(pod) == {
+        "kind": "PodMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
+        "metadata": {"name": "web-0", "namespace": "shop", "creationTimestamp": "2026-08-20T10:15:31Z",
+                     "labels": {"app": "web"}},
+        "timestamp": "2026-08-20T10:15:20Z", "window": "15.012s",
+        "containers": [{"name": "app", "usage": {"cpu": "4123456n", "memory": "14160Ki"}}]}
+    listed = render_metrics.render_pod_metrics_list(PodMetricsList(items=(pod,)))
+    assert listed["kind"] == "PodMetricsList" and listed["metadata"] == {}
+    assert "kind" not in listed["items"][0], "list items carry no kind/apiVersion"
+
+
+def test_node_metrics_shape() -> None:
+    node = NodeMetrics(name="kind-worker", labels={}, created=T, timestamp=T, window_seconds=300,
+                       usage={"cpu": Quantity.parse("183207474n"), "memory": Quantity.parse("1123456Ki")})
+    assert render_metrics.render_node_metrics(node) == {
+        "kind": "NodeMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
+        "metadata": {"name": "kind-worker", "creationTimestamp": "2026-08-20T10:15:30Z"},
+        "timestamp": "2026-08-20T10:15:30Z", "window": "5m0s",
+        "usage": {"cpu": "183207474n", "memory": "1123456Ki"}}
+    assert render_metrics.render_node_metrics_list(NodeMetricsList(items=(node,)))["kind"] == "NodeMetricsList"
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    pytest.param(0, "0s", id="zero"),
+    pytest.param(15, "15s", id="seconds"),
+    pytest.param(15.012, "15.012s", id="fractional seconds"),
+    pytest.param(60, "1m0s", id="one minute"),
+    pytest.param(90, "1m30s", id="minute and a half"),
+    pytest.param(3600, "1h0m0s", id="one hour"),
+    pytest.param(0.5, "500ms", id="sub-second"),
+    pytest.param(0.0015, "1.5ms", id="fractional milliseconds"),
+    pytest.param(300, "5m0s", id="five minutes"),
+])
+def test_durations_print_like_go(seconds: float, text: str) -> None:
+    assert render_metrics.format_duration(seconds) == text
+
+
+def test_timestamps_are_utc_second_precision_truncated() -> None:
+    assert render_metrics.format_time(T + 0.999) == "2026-08-20T10:15:30Z"
