@@ -1,0 +1,52 @@
+"""The port through which the adapter talks to Prometheus (owned by its consumers).
+
+`PrometheusAPI` has the two reads the adapter needs (instant query, series) plus a streaming
+series read that lets discovery look at each series once without keeping them all. A real
+implementation lives in `client.py`, a map-backed one in `fake.py`.
+Non-goals: range queries, label values, metadata, writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from adapter.rules.query import PromQL
+
+__all__ = ["PrometheusAPI", "Sample", "SeriesSink"]
+
+# Called once per series with its labels (including `__name__`). The dict is not reused.
+SeriesSink = Callable[[dict[str, str]], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sample:
+    """One element of an instant vector (a scalar result becomes one with empty labels)."""
+
+    labels: Mapping[str, str]
+    value: float
+    timestamp: float
+
+
+@runtime_checkable
+class PrometheusAPI(Protocol):
+    async def query(self, promql: PromQL, *, time: float | None = None) -> list[Sample]:
+        """Run an instant query; `time=None` means Prometheus' "now"."""
+        ...
+
+    async def series(
+        self, matchers: Sequence[str], *, start: float, end: float
+    ) -> list[dict[str, str]]:
+        """Label sets of the series matching any of `matchers` with samples in [start, end]."""
+        ...
+
+    async def series_foreach(
+        self, matchers: Sequence[str], *, start: float, end: float, sink: SeriesSink
+    ) -> int:
+        """Like `series`, but hands each label set to `sink` as it is decoded; returns the count.
+
+        Memory stays bounded by one series, not the whole answer (discovery over 100k+ series).
+        """
+        ...

@@ -1,0 +1,309 @@
+"""aiohttp implementation of `PrometheusAPI`.
+
+One pooled `ClientSession` per client. Instant queries go as GET, or as a form POST when the URL
+would exceed `max_get_url_length` (or `--prometheus-verb=POST`, or after an HTTP 414). Series
+reads are always POSTed (selectors can be long) and decoded as a stream. Every call has a
+deadline that is also sent to Prometheus as `timeout`, so it stops work we no longer wait for.
+Identical queries in flight at the same moment share one HTTP request (singleflight).
+
+Auth: bearer token file (re-read when its mtime/size changes, so rotated service-account
+tokens work), basic auth, CA bundle, client certificate, extra headers (`X-Scope-OrgID`).
+Errors surface as `adapter.prometheus.errors` types only; credentials never appear in messages.
+Non-goals: retries (the caller decides), range queries, response caching across time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import os
+import time as _time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import aiohttp
+from multidict import CIMultiDict
+
+from adapter.prometheus import errors
+from adapter.prometheus.api import Sample, SeriesSink
+from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
+from adapter.prometheus.settings import PrometheusSettings
+
+if TYPE_CHECKING:
+    from adapter.rules.query import PromQL
+
+__all__ = ["PrometheusClient", "RequestObserver"]
+
+log = logging.getLogger(__name__)
+
+# (api path, HTTP status or 0 for no answer, seconds) -> None; for the adapter's own /metrics.
+RequestObserver = Callable[[str, int, float], None]
+
+_CHUNK = 256 * 1024
+_MAX_ERROR_BODY = 64 * 1024
+
+
+class _FileSecret:
+    """A secret read from a file and re-read when the file changes (mtime, size)."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._stamp: tuple[int, int] | None = None
+        self._value = ""
+
+    def get(self) -> str:
+        try:
+            st = os.stat(self._path)
+        except OSError as exc:
+            if self._stamp is not None:
+                return self._value  # keep the last good secret while a rotation is in progress
+            raise errors.PrometheusError(f"cannot read credential file {self._path}: {exc}") from None
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp != self._stamp:
+            with open(self._path, encoding="utf-8") as fh:
+                # Token files usually end with a newline that is not part of the token.
+                self._value = fh.read().strip()
+            self._stamp = stamp
+        return self._value
+
+
+class PrometheusClient:
+    """`PrometheusAPI` over HTTP. `await start()` before use, `await close()` after."""
+
+    def __init__(
+        self, settings: PrometheusSettings, *, observer: RequestObserver | None = None
+    ) -> None:
+        self.settings = settings
+        self._observer = observer
+        self._session: aiohttp.ClientSession | None = None
+        self._inflight: dict[tuple[Any, ...], asyncio.Future[list[Sample]]] = {}
+        parts = urlsplit(settings.url)
+        self._base_path = parts.path.rstrip("/")
+        self._base_params = parse_qsl(parts.query, keep_blank_values=True)
+        self._origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+        self._token = _FileSecret(settings.token_file) if settings.token_file else None
+        self._password = (
+            _FileSecret(settings.basic_auth_password_file)
+            if settings.basic_auth_password_file else None
+        )
+
+    async def start(self) -> None:
+        if self._session is not None:
+            return
+        ssl_context: Any = None
+        s = self.settings
+        if s.url.startswith("https://"):
+            from kubecommon.tls import client_ssl_context
+
+            ssl_context = client_ssl_context(
+                ca_file=s.ca_file, cert_file=s.client_cert_file, key_file=s.client_key_file,
+                insecure=s.insecure_skip_tls_verify,
+            )
+        connector = aiohttp.TCPConnector(limit=s.max_connections, ssl=ssl_context)
+        headers = CIMultiDict(s.headers)
+        self._session = aiohttp.ClientSession(
+            connector=connector, headers=headers, raise_for_status=False
+        )
+        # Fail at start, not at the first request, on an unreadable credential file.
+        self._auth_headers()
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    async def __aenter__(self) -> PrometheusClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- PrometheusAPI ----------------------------------------------------------------------
+    async def query(
+        self, promql: PromQL, *, time: float | None = None, timeout: float | None = None
+    ) -> list[Sample]:
+        key = ("query", str(promql), time)
+        shared = self._inflight.get(key)
+        if shared is None:
+            shared = asyncio.ensure_future(self._query(str(promql), time, timeout))
+            self._inflight[key] = shared
+            shared.add_done_callback(lambda f, k=key: self._forget(k, f))
+        # shield: one caller giving up must not cancel the request the others wait for.
+        return await asyncio.shield(shared)
+
+    def _forget(self, key: tuple[Any, ...], future: asyncio.Future[list[Sample]]) -> None:
+        self._inflight.pop(key, None)
+        if not future.cancelled():
+            future.exception()  # retrieved: every waiter may have given up already
+
+    async def series(
+        self, matchers: Sequence[str], *, start: float, end: float, timeout: float | None = None
+    ) -> list[dict[str, str]]:
+        out: list[dict[str, str]] = []
+        await self.series_foreach(matchers, start=start, end=end, sink=out.append, timeout=timeout)
+        return out
+
+    async def series_foreach(
+        self, matchers: Sequence[str], *, start: float, end: float, sink: SeriesSink,
+        timeout: float | None = None,
+    ) -> int:
+        path = "/api/v1/series"
+        params = [("match[]", m) for m in matchers]
+        params += [("start", _fmt_time(start)), ("end", _fmt_time(end))]
+        decoder = SeriesStreamDecoder(sink)
+
+        async def read(resp: aiohttp.ClientResponse) -> int:
+            if resp.status != 200:
+                self._raise_for_document(path, resp.status, await _read_error_body(resp))
+            async for chunk in resp.content.iter_chunked(_CHUNK):
+                decoder.feed(chunk)
+            document = decoder.finish()
+            if document is None:
+                return decoder.count
+            # Not in the streamable shape (e.g. keys in another order): decode it whole.
+            data = self._raise_for_document(path, resp.status, document)
+            if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
+                raise errors.PrometheusBadResponse("series data is not a list of objects",
+                                                   path=path)
+            for item in data:
+                sink(item)
+            return len(data)
+
+        try:
+            return await self._request(path, params, read, timeout=timeout, force_post=True)
+        except StreamError as exc:
+            raise errors.PrometheusBadResponse(str(exc), path=path) from None
+
+    # -- internals --------------------------------------------------------------------------
+    async def _query(self, promql: str, at: float | None, timeout: float | None) -> list[Sample]:
+        path = "/api/v1/query"
+        deadline = timeout or self.settings.timeout
+        params = [("query", promql), ("timeout", f"{deadline:g}s")]
+        if at is not None:
+            params.append(("time", _fmt_time(at)))
+
+        async def read(resp: aiohttp.ClientResponse) -> list[Sample]:
+            body = await _read_error_body(resp) if resp.status != 200 else await _read_json(resp)
+            data = self._raise_for_document(path, resp.status, body)
+            return _parse_query_data(data, path)
+
+        return await self._request(path, params, read, timeout=timeout)
+
+    async def _request(
+        self, path: str, params: list[tuple[str, str]], read: Callable[[aiohttp.ClientResponse], Any],
+        *, timeout: float | None, force_post: bool = False,
+    ) -> Any:
+        if self._session is None:
+            raise errors.PrometheusError("client not started", path=path)
+        all_params = self._base_params + params
+        url = f"{self._origin}{self._base_path}{path}"
+        encoded = urlencode(all_params)
+        post = (force_post or self.settings.verb == "POST"
+                or len(url) + 1 + len(encoded) > self.settings.max_get_url_length)
+        headers = self._auth_headers()
+        client_timeout = aiohttp.ClientTimeout(total=timeout or self.settings.timeout)
+        started = _time.monotonic()
+        status = 0
+        try:
+            for attempt_post in ((True,) if post else (False, True)):
+                if attempt_post:
+                    headers["Content-Type"] = "application/x-www-form-urlencoded"
+                    ctx = self._session.post(url, data=encoded, headers=headers,
+                                             timeout=client_timeout)
+                else:
+                    ctx = self._session.get(f"{url}?{encoded}", headers=headers,
+                                            timeout=client_timeout)
+                async with ctx as resp:
+                    status = resp.status
+                    if status == 414 and not attempt_post:
+                        continue  # URI too long for something in between: retry as POST
+                    return await read(resp)
+            raise AssertionError("unreachable")  # pragma: no cover
+        except asyncio.TimeoutError:
+            raise errors.PrometheusTimeout(
+                f"no answer within {client_timeout.total:g}s", path=path) from None
+        except aiohttp.ClientConnectionError as exc:
+            raise errors.PrometheusUnreachable(f"{type(exc).__name__}: {exc}", path=path) from None
+        except aiohttp.ClientPayloadError as exc:
+            raise errors.PrometheusBadResponse(f"broken answer: {exc}", path=path) from None
+        finally:
+            if self._observer is not None:
+                self._observer(path, status, _time.monotonic() - started)
+
+    def _auth_headers(self) -> dict[str, str]:
+        if self._token is not None:
+            return {"Authorization": f"Bearer {self._token.get()}"}
+        if self._password is not None:
+            user = self.settings.basic_auth_username or ""
+            raw = f"{user}:{self._password.get()}".encode()
+            return {"Authorization": "Basic " + base64.b64encode(raw).decode()}
+        return {}
+
+    @staticmethod
+    def _raise_for_document(path: str, status: int, body: Any) -> Any:
+        """Return `data` of a success document, else raise the matching typed error."""
+        if isinstance(body, dict) and body.get("status") == "success" and status == 200:
+            if "data" not in body:
+                raise errors.PrometheusBadResponse("success without data", path=path)
+            if body.get("warnings"):
+                log.warning("prometheus %s warnings: %s", path, body["warnings"])
+            return body["data"]
+        error_type, message = "", ""
+        if isinstance(body, dict):
+            error_type = str(body.get("errorType") or "")
+            message = str(body.get("error") or "")
+        elif isinstance(body, str):
+            message = body.strip()[:500]
+        message = message or f"unexpected answer (HTTP {status})"
+        if error_type in ("timeout", "canceled"):
+            raise errors.PrometheusTimeout(f"{error_type}: {message}", path=path)
+        if status in (400, 422) or error_type in ("bad_data", "execution"):
+            raise errors.PrometheusBadQuery(message, path=path, error_type=error_type)
+        if status != 200:
+            raise errors.PrometheusHTTPError(message, path=path, status=status,
+                                             error_type=error_type)
+        raise errors.PrometheusBadResponse(message, path=path)
+
+
+async def _read_json(resp: aiohttp.ClientResponse) -> Any:
+    raw = await resp.read()
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw[:500].decode(errors="replace")
+
+
+async def _read_error_body(resp: aiohttp.ClientResponse) -> Any:
+    raw = await resp.content.read(_MAX_ERROR_BODY)
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw[:500].decode(errors="replace")
+
+
+def _fmt_time(value: float) -> str:
+    # Millisecond precision, as prometheus-adapter sends it (e.g. `1565786045.323`).
+    return f"{value:.3f}"
+
+
+def _parse_query_data(data: Any, path: str) -> list[Sample]:
+    if not isinstance(data, Mapping):
+        raise errors.PrometheusBadResponse("data is not an object", path=path)
+    kind, result = data.get("resultType"), data.get("result")
+    try:
+        if kind == "vector":
+            return [
+                Sample(labels=item["metric"], value=float(item["value"][1]),
+                       timestamp=float(item["value"][0]))
+                for item in result
+            ]
+        if kind == "scalar":
+            return [Sample(labels={}, value=float(result[1]), timestamp=float(result[0]))]
+    except (TypeError, KeyError, IndexError, ValueError) as exc:
+        raise errors.PrometheusBadResponse(f"malformed {kind} result: {exc!r}", path=path) from None
+    raise errors.PrometheusBadResponse(
+        f"unexpected query result type {kind!r} (want vector or scalar)", path=path)
