@@ -1,0 +1,58 @@
+"""Errors raised while loading or compiling a rule file.
+
+Job: carry every problem found in one rule file, each naming the file, the rule (list and index),
+the field path and the reason, so a user can fix them all in one pass. Non-goal: formatting for a
+particular front end (the CLI and the server both print `str(error)`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ConfigError", "Problem"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One thing wrong with a rule file."""
+
+    source: str
+    """The file name (or `<string>`) the text came from."""
+    location: str = ""
+    """The rule, e.g. `rules[3]`, `externalRules[0]`, `resourceRules.cpu`; empty for the document."""
+    field: str = ""
+    """Field path inside the rule, e.g. `name.matches`, `seriesFilters[1].is`."""
+    reason: str
+    line: int | None = None
+    """1-based line in the file, when known."""
+    series_query: str | None = None
+    """The rule's seriesQuery, quoted in the message so users can find the rule in long files."""
+
+    def __str__(self) -> str:
+        where = self.source
+        path = ".".join(part for part in (self.location, self.field) if part)
+        if path:
+            where = f"{where}: {path}"
+        if self.line is not None:
+            where = f"{where} (line {self.line})"
+        text = f"{where}: {self.reason}"
+        if self.series_query:
+            text += f" [rule with seriesQuery {self.series_query!r}]"
+        return text
+
+
+class ConfigError(ValueError):
+    """The rule file cannot be used; `.problems` lists every problem found, in file order."""
+
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
+        if not problems:
+            raise ValueError("ConfigError needs at least one problem")
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if len(self.problems) == 1:
+            return str(self.problems[0])
+        lines = [f"{len(self.problems)} problems in {self.problems[0].source}:"]
+        lines.extend(f"  - {problem}" for problem in self.problems)
+        return "\n".join(lines)

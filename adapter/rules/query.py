@@ -1,0 +1,324 @@
+"""THE PromQL renderer: the only place where request text (namespaces, object names, metric
+label selectors) meets PromQL.
+
+Job: build prometheus-adapter's template arguments (`.Series`, `.LabelMatchers`,
+`.LabelValuesByName`, `.GroupBy`, `.GroupBySlice`) exactly as `metrics_query.go` `Build` /
+`BuildExternal` do — metric-selector matchers sorted by key first, then the namespace matcher, then
+the object-name matcher — execute the rule's template, and return `PromQL`.
+
+Safety, where we deliberately differ from upstream (see hack/conformance_adapter.py DEVIATIONS):
+- values are quoted with Go `strconv.Quote` (as upstream); inside `=~`/`!~` each value is
+  regex-escaped with RE2 `QuoteMeta`, so `in (a.b)` or a node name `ip-10-0-0-1.ec2.internal`
+  matches only itself (upstream passes them through as raw regex);
+- label names (selector keys, override labels, template output) must match
+  `[a-zA-Z_][a-zA-Z0-9_]*` (upstream sends them to Prometheus, which fails the query);
+- values reaching `.LabelValuesByName` (pasted into the template verbatim by design) must be
+  plain object-name characters when the template uses that field;
+- the rendered query is bounded in size (`QueryTooLarge`), instead of failing in Prometheus with
+  414 or a proxy's limit.
+`>`/`<` selectors are rejected (`UnsupportedSelector`), as upstream. Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, NewType, Protocol
+
+from kubecommon.selectors import Operator, Selector
+
+from adapter.rules import gotemplate
+from adapter.rules._gotemplate_exec import Struct, go_quote
+from adapter.rules.goregex import quote_meta
+from adapter.rules.resources import NAMESPACES, NODES, PODS, GroupResource, NoLabelForResource
+
+if TYPE_CHECKING:
+    from adapter.rules.compile import CompiledResourceRules, CompiledRule
+
+__all__ = [
+    "DEFAULT_MAX_QUERY_BYTES",
+    "EmptyQuery",
+    "InvalidLabelName",
+    "InvalidLabelValue",
+    "InvalidRuleLabel",
+    "LabelLookup",
+    "MissingLabelMapping",
+    "PromQL",
+    "QueryError",
+    "QueryTooLarge",
+    "ResultLabels",
+    "TemplateFailed",
+    "UnsupportedSelector",
+    "build_query",
+    "render_custom",
+    "render_external",
+    "render_resource",
+    "result_labels",
+]
+
+PromQL = NewType("PromQL", str)
+DEFAULT_MAX_QUERY_BYTES = 128 * 1024
+ResourceName = Literal["cpu", "memory"]
+Level = Literal["container", "node"]
+
+QUERY_FIELDS = {"Series": "string", "LabelMatchers": "string", "LabelValuesByName": "map",
+                "GroupBy": "string", "GroupBySlice": "list"}  # fmt: skip
+
+
+class QueryError(ValueError):
+    """The query cannot be built. `client_error` says whether the request (not the rule) is at
+    fault: the server answers 400 for those and treats the others as a broken rule."""
+
+    client_error = False
+
+
+class UnsupportedSelector(QueryError):
+    client_error = True
+
+
+class InvalidLabelName(QueryError):
+    client_error = True
+
+
+class InvalidLabelValue(QueryError):
+    client_error = True
+
+
+class QueryTooLarge(QueryError):
+    client_error = True
+
+
+class MissingLabelMapping(QueryError):
+    """The rule maps no label to a resource the query needs (e.g. namespaces)."""
+
+
+class TemplateFailed(QueryError):
+    pass
+
+
+class InvalidRuleLabel(QueryError):
+    """The rule (not the request) yields an unusable label name."""
+
+
+class EmptyQuery(QueryError):
+    pass
+
+
+class LabelLookup(Protocol):
+    def label_for(self, resource: GroupResource) -> str: ...
+
+
+_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+# What may be pasted verbatim into a template through .LabelValuesByName: object-name characters.
+_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9._:@+-]*$")
+
+
+def _label(name: str, what: str, error: type[QueryError] | None = None) -> str:
+    if not _LABEL_NAME.match(name):
+        raise (error or InvalidLabelName)(
+            f"{what} {name!r} is not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)"
+        )
+    return name
+
+
+def _eq(label: str, value: str) -> str:
+    return f"{label}={go_quote(value)}"
+
+
+def _neq(label: str, value: str) -> str:
+    return f"{label}!={go_quote(value)}"
+
+
+def _re(label: str, values: Sequence[str]) -> str:
+    return f"{label}=~{go_quote('|'.join(quote_meta(v) for v in values))}"
+
+
+def _nre(label: str, values: Sequence[str]) -> str:
+    return f"{label}!~{go_quote('|'.join(quote_meta(v) for v in values))}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Matchers:
+    exprs: list[str]
+    values_by_name: dict[str, str]
+
+    def add(self, expr: str, label: str, value: str) -> None:
+        self.exprs.append(expr)
+        self.values_by_name[label] = value
+
+
+def _selector_matchers(selector: Selector) -> _Matchers:
+    """Metric-selector requirements (already sorted by key by the parser) -> matchers."""
+    out = _Matchers([], {})
+    for req in sorted(selector.requirements, key=lambda r: r.key):
+        key = _label(req.key, "metric selector key")
+        values, op = list(req.values), req.operator
+        if op in (Operator.GREATER_THAN, Operator.LESS_THAN):
+            raise UnsupportedSelector(
+                f"operator not supported by prometheus: {req} (use =, !=, in, notin, exists or !)"
+            )
+        if op is Operator.EXISTS:
+            expr = _neq(key, "")
+        elif op is Operator.DOES_NOT_EXIST:
+            expr = _eq(key, "")
+        elif op in (Operator.EQUALS, Operator.DOUBLE_EQUALS):
+            expr = _eq(key, values[0]) if len(values) == 1 else _re(key, values)
+        elif op is Operator.NOT_EQUALS:
+            expr = _neq(key, values[0]) if len(values) == 1 else _nre(key, values)
+        elif op is Operator.IN:
+            expr = _re(key, values)
+        else:
+            expr = _nre(key, values)
+        out.add(expr, key, "|".join(values))
+    return out
+
+
+def _namespace_matcher(out: _Matchers, labels: LabelLookup, namespace: str) -> None:
+    try:
+        label = _label(labels.label_for(NAMESPACES), "namespace label", InvalidRuleLabel)
+    except NoLabelForResource as err:
+        raise MissingLabelMapping(str(err)) from None
+    out.add(_eq(label, namespace), label, namespace)
+
+
+def build_query(
+    template: gotemplate.Template,
+    labels: LabelLookup,
+    *,
+    series: str,
+    metric_selector: Selector,
+    namespace: str | None,
+    resource: GroupResource | None = None,
+    names: Sequence[str] | None = None,
+    extra_group_by: Sequence[str] = (),
+    add_namespace: bool = True,
+    group_by: str = "",
+    group_by_slice: Sequence[str] = (),
+    max_bytes: int = DEFAULT_MAX_QUERY_BYTES,
+) -> PromQL:
+    """prometheus-adapter `Build` (resource given) or `BuildExternal` (resource None)."""
+    matchers = _selector_matchers(metric_selector)
+    if namespace and add_namespace:
+        _namespace_matcher(matchers, labels, namespace)
+    slice_: list[str] = list(group_by_slice)
+    if resource is not None:
+        try:
+            resource_label = _label(labels.label_for(resource), f"label for {resource}", InvalidRuleLabel)
+        except NoLabelForResource as err:
+            raise MissingLabelMapping(str(err)) from None
+        if names is not None:
+            expr = _eq(resource_label, names[0]) if len(names) == 1 else _re(resource_label, names)
+            if not names:
+                expr = _eq(resource_label, "")
+            matchers.add(expr, resource_label, "|".join(names))
+        slice_ = [resource_label, *(_label(g, "group-by label", InvalidRuleLabel) for g in extra_group_by)]
+        group_by = ",".join(slice_)
+    if template.references("LabelValuesByName"):
+        _check_plain_values(matchers.values_by_name)
+    args = Struct("naming.queryTemplateArgs", {
+        "Series": series, "LabelMatchers": ",".join(matchers.exprs),
+        "LabelValuesByName": dict(matchers.values_by_name), "GroupBy": group_by,
+        "GroupBySlice": slice_,
+    })  # fmt: skip
+    try:
+        text = template.render(args)  # type: ignore[arg-type]
+    except gotemplate.TemplateError as err:
+        raise TemplateFailed(f"metrics query template failed: {err}") from None
+    if not text:
+        raise EmptyQuery("empty query produced by metrics query template")
+    if len(text.encode()) > max_bytes:
+        raise QueryTooLarge(
+            f"the query would be {len(text.encode())} bytes, over the {max_bytes}-byte limit; "
+            "select fewer objects (e.g. a narrower labelSelector)"
+        )
+    return PromQL(text)
+
+
+def _check_plain_values(values_by_name: dict[str, str]) -> None:
+    for label, joined in values_by_name.items():
+        for value in joined.split("|"):
+            if not _PLAIN_VALUE.match(value):
+                raise InvalidLabelValue(
+                    f"value {value!r} for {label} contains characters that cannot be pasted into "
+                    "this rule's query (it uses .LabelValuesByName)"
+                )
+
+
+def render_custom(
+    rule: CompiledRule,
+    *,
+    series_name: str,
+    resource: GroupResource,
+    namespace: str | None,
+    names: Sequence[str] | None,
+    metric_selector: Selector,
+    max_bytes: int = DEFAULT_MAX_QUERY_BYTES,
+) -> PromQL:
+    """Query for a custom metric of `resource` objects (`names=None`: every object, no name
+    matcher; the caller filters). Upstream adds the namespace whenever one is given."""
+    return build_query(
+        rule.query_template, rule.mapper, series=series_name, metric_selector=metric_selector,
+        namespace=namespace, resource=resource, names=names, max_bytes=max_bytes,
+    )  # fmt: skip
+
+
+def render_external(
+    rule: CompiledRule,
+    *,
+    series_name: str,
+    namespace: str | None,
+    metric_selector: Selector,
+    max_bytes: int = DEFAULT_MAX_QUERY_BYTES,
+) -> PromQL:
+    """Query for an external metric; `.GroupBy` is always empty, as upstream."""
+    return build_query(
+        rule.query_template, rule.mapper, series=series_name, metric_selector=metric_selector,
+        namespace=namespace, add_namespace=rule.namespaced, max_bytes=max_bytes,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultLabels:
+    """Which labels of a resource query's result identify the object (and container)."""
+
+    object_label: str
+    namespace_label: str | None
+    container_label: str | None
+
+
+def result_labels(rules: CompiledResourceRules, *, resource: ResourceName, level: Level) -> ResultLabels:
+    query = rules.cpu if resource == "cpu" else rules.memory
+    target = NODES if level == "node" else PODS
+    try:
+        object_label = query.mapper.label_for(target)
+    except NoLabelForResource as err:
+        raise MissingLabelMapping(str(err)) from None
+    return ResultLabels(
+        object_label=object_label,
+        namespace_label=query.mapper.label_or_none(NAMESPACES) if level == "container" else None,
+        container_label=query.container_label if level == "container" else None,
+    )
+
+
+def render_resource(
+    rules: CompiledResourceRules,
+    *,
+    resource: ResourceName,
+    level: Level,
+    namespace: str | None,
+    names: Sequence[str] | None,
+    max_bytes: int = DEFAULT_MAX_QUERY_BYTES,
+) -> PromQL:
+    """metrics.k8s.io query: `containerQuery` for pods (grouped by pod and container label) or
+    `nodeQuery` for nodes, as prometheus-adapter's resource provider builds them."""
+    query = rules.cpu if resource == "cpu" else rules.memory
+    if level == "node":
+        template, target, extra = query.node_template, NODES, ()
+    else:
+        template, target, extra = query.container_template, PODS, (query.container_label,)
+    return build_query(
+        template, query.mapper, series="", metric_selector=Selector.empty(),
+        namespace=namespace, resource=target, names=names, extra_group_by=extra,
+        max_bytes=max_bytes,
+    )  # fmt: skip
