@@ -1,0 +1,294 @@
+"""One sync of one autoscaler, decided from data: upstream `reconcileAutoscaler` without the I/O.
+
+Order, as upstream: the scale was read (else `failed_get_scale`); the first sync records
+`{current, now}` as a recommendation; then the branches that skip metrics (target at 0 with
+minReplicas > 0: ScalingDisabled, the implicit maintenance mode; current above max / below min:
+jump there), else metrics -> combination -> normalization (legacy or behavior path). When the
+decision needs a `/scale` write the caller performs it and calls `complete` with the outcome,
+which sets AbleToScale, the events, lastScaleTime and records the scale event.
+
+Non-goals: fetching, listing pods, parsing selectors, writing status. Pure: no I/O, no clock reads
+(`now` comes in with the input).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from controller.algorithm import conditions as c
+from controller.algorithm.behavior import (
+    Recommendation,
+    ScaleHistory,
+    convert_with_rules,
+    effective_behavior,
+    longest_period,
+    rate_limit_with_behavior,
+    record_scale,
+    stabilize_legacy,
+    stabilize_with_behavior,
+)
+from controller.algorithm.conditions import Condition, ConditionType, Event, EventReason, EventType, Reason
+from controller.algorithm.decision import Decision, MetricTrace, Outcome, Stage, Trace, TraceStep
+from controller.algorithm.multi_metric import MetricContext, MetricResult, combine, evaluate_metric
+from controller.algorithm.ratio import Tolerances
+from controller.algorithm.spec import (
+    AutoscalerSpec,
+    ControllerConfig,
+    FetchFailure,
+    HpaStatus,
+    MetricStatus,
+    ScaleTarget,
+    SyncInput,
+)
+
+_NOT_FETCHED = FetchFailure(message="metric was not fetched")
+
+
+def tolerances_for(spec: AutoscalerSpec, config: ControllerConfig) -> Tolerances:
+    """Upstream `tolerancesForHpa`: per-direction overrides only with a behavior and the gate."""
+    down = up = config.tolerance
+    b = spec.behavior
+    if b is not None and config.configurable_tolerance:
+        if b.scale_down is not None and b.scale_down.tolerance is not None:
+            down = b.scale_down.tolerance
+        if b.scale_up is not None and b.scale_up.tolerance is not None:
+            up = b.scale_up.tolerance
+    return Tolerances(scale_down=down, scale_up=up)
+
+
+def needs_metrics(spec: AutoscalerSpec, scale: ScaleTarget) -> bool:
+    """Whether this sync reads metrics at all (the caller can skip fetching otherwise)."""
+    current = scale.spec_replicas
+    return not (
+        (current == 0 and spec.min_replicas != 0)
+        or current > spec.max_replicas
+        or current < spec.min_replicas
+    )
+
+
+def _cond(kind: ConditionType, ok: bool, reason: Reason, message: str) -> Condition:
+    return Condition(type=kind, status=ok, reason=reason, message=message)
+
+
+def _metric_trace(r: MetricResult, now: float) -> MetricTrace:
+    p = r.proposal
+    if p is None:
+        return MetricTrace(index=r.index, type=r.spec.type, name=r.spec.name, proposal=None,
+                           why=r.error or "")  # fmt: skip
+    age = None if p.timestamp is None else now - p.timestamp
+    return MetricTrace(
+        index=r.index, type=r.spec.type, name=r.name, proposal=p.replicas, why=str(p.why),
+        value=p.usage, utilization=p.utilization, ratio=p.ratio, new_ratio=p.new_ratio,
+        counted=p.counted, age_seconds=age, ready=p.ready, unready=len(p.unready),
+        missing=len(p.missing), ignored=len(p.ignored),
+    )  # fmt: skip
+
+
+def failed_get_scale(status: HpaStatus, error: str, *, now: float, history: ScaleHistory | None) -> Decision:
+    """The target's `/scale` could not be read (bad apiVersion, no mapping, GET failed)."""
+    conds = c.set_condition(status.conditions, _cond(ConditionType.ABLE_TO_SCALE, False,
+                            Reason.FAILED_GET_SCALE, c.msg_failed_get_scale(error)), now=now)  # fmt: skip
+    new_status = replace(status, conditions=conds)
+    return Decision(
+        outcome=Outcome.FAILED_GET_SCALE, current_replicas=status.current_replicas,
+        desired_replicas=status.desired_replicas, rescale_reason="", status=new_status,
+        previous_status=status,
+        events=(Event(type=EventType.WARNING, reason=EventReason.FAILED_GET_SCALE, message=error),),
+        history=history or ScaleHistory(), error=error,
+        trace=Trace(current=status.current_replicas, metrics=(), steps=(), final=status.desired_replicas),
+    )  # fmt: skip
+
+
+def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
+    """Decide one sync. If `decision.write`, write the scale, then call `complete`."""
+    now = inp.now
+    current = inp.scale.spec_replicas
+    spec = inp.spec
+    conds = c.set_condition(inp.status.conditions, _cond(ConditionType.ABLE_TO_SCALE, True,
+                            Reason.SUCCEEDED_GET_SCALE, c.MSG_SUCCEEDED_GET_SCALE), now=now)  # fmt: skip
+    history = inp.history
+    if history is None:  # first sync: the current count is the first recommendation
+        history = ScaleHistory(recommendations=(Recommendation(replicas=current, timestamp=now),))
+    base = {"inp": inp, "current": current, "history": history}
+    if current == 0 and spec.min_replicas != 0:
+        conds = c.set_condition(conds, _cond(ConditionType.SCALING_ACTIVE, False,
+                                Reason.SCALING_DISABLED, c.MSG_SCALING_DISABLED), now=now)  # fmt: skip
+        step = TraceStep(stage=Stage.DISABLED, before=0, after=0, reason=str(Reason.SCALING_DISABLED))
+        return _final(**base, outcome=Outcome.DISABLED, desired=0, conds=conds, steps=(step,))  # type: ignore[arg-type]
+    if current > spec.max_replicas or current < spec.min_replicas:
+        above = current > spec.max_replicas
+        desired = spec.max_replicas if above else spec.min_replicas
+        reason = c.RESCALE_ABOVE_MAX if above else c.RESCALE_BELOW_MIN
+        step = TraceStep(stage=Stage.RANGE, before=current, after=desired, reason=reason)
+        return _final(**base, outcome=Outcome.SCALE, desired=desired, conds=conds, steps=(step,),  # type: ignore[arg-type]
+                      rescale_reason=reason)  # fmt: skip
+    if inp.selector_problem is not None:
+        p = inp.selector_problem
+        conds = c.set_condition(conds, _cond(ConditionType.SCALING_ACTIVE, False,
+                                p.condition_reason, p.condition_message), now=now)  # fmt: skip
+        events = (
+            Event(type=EventType.WARNING, reason=p.event_reason, message=p.event_message),
+            Event(type=EventType.WARNING, reason=EventReason.FAILED_COMPUTE_METRICS_REPLICAS,
+                  message=p.event_message),
+        )  # fmt: skip
+        return _final(**base, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(),  # type: ignore[arg-type]
+                      events=events, error=p.event_message, keep_desired=True)  # fmt: skip
+    return _from_metrics(inp, config, current, conds, history)
+
+
+def _from_metrics(
+    inp: SyncInput, config: ControllerConfig, current: int, conds: tuple[Condition, ...],
+    history: ScaleHistory,
+) -> Decision:  # fmt: skip
+    spec, now = inp.spec, inp.now
+    ctx = MetricContext(
+        spec_replicas=current, status_replicas=inp.scale.status_replicas, pods=inp.pods,
+        tolerances=tolerances_for(spec, config), now=now, readiness=config.readiness,
+        pod_level_resources=config.pod_level_resources,
+    )  # fmt: skip
+    obs = inp.observations
+    results = [
+        evaluate_metric(i, m, obs[i] if i < len(obs) else _NOT_FETCHED, ctx)
+        for i, m in enumerate(spec.metrics)
+    ]
+    combined = combine(results, spec_replicas=current)
+    events = tuple(
+        Event(type=EventType.WARNING, reason=EventReason(r.reason), message=r.event_message or "")
+        for r in results if r.reason is not None
+    )  # fmt: skip
+    statuses = tuple(r.status for r in results)
+    traces = tuple(_metric_trace(r, now) for r in results)
+    base = {"inp": inp, "current": current, "history": history, "metrics": traces, "statuses": statuses}
+    first = combined.first_failure
+    if combined.blocked:
+        if first is not None and first.reason is not None:
+            failed = _cond(ConditionType.SCALING_ACTIVE, False, first.reason, first.condition_message or "")
+        else:  # no metrics at all (API defaulting normally adds cpu 80%)
+            failed = _cond(ConditionType.SCALING_ACTIVE, False, Reason.INVALID_METRIC_SOURCE_TYPE,
+                           c.msg_unable_to_compute("no metrics are configured"))  # fmt: skip
+        conds = c.set_condition(conds, failed, now=now)
+        error = combined.error or "no metrics are configured"
+        events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_COMPUTE_METRICS_REPLICAS,
+                         message=error),)  # fmt: skip
+        step = TraceStep(stage=Stage.METRICS, before=current, after=current, reason=error,
+                         note="a metric failed and the others do not scale up: no scaling")  # fmt: skip
+        return _final(**base, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(step,),  # type: ignore[arg-type]
+                      events=events, error=error, keep_desired=True)  # fmt: skip
+    conds = c.set_condition(conds, _cond(ConditionType.SCALING_ACTIVE, True, Reason.VALID_METRIC_FOUND,
+                            c.msg_valid_metric_found(combined.metric_name)), now=now)  # fmt: skip
+    prenormalized = max(0, combined.replicas)
+    reason = ""
+    if prenormalized > current:
+        reason = f"{combined.metric_name} above target"
+    elif prenormalized < current:
+        reason = c.RESCALE_ALL_BELOW
+    steps = [TraceStep(stage=Stage.METRICS, before=current, after=prenormalized,
+                       reason=combined.metric_name or "no proposal",
+                       note=f"{combined.invalid} metric(s) failed" if combined.invalid else "")]  # fmt: skip
+    desired, conds, history, behavior = _normalize(inp, config, current, prenormalized, conds, history, steps)
+    outcome = Outcome.SCALE if desired != current else Outcome.NO_CHANGE
+    return _final(**base, outcome=outcome, desired=desired, conds=conds, steps=tuple(steps),  # type: ignore[arg-type]
+                  events=events, error=combined.error, rescale_reason=reason, behavior=behavior)  # fmt: skip
+
+
+def _normalize(
+    inp: SyncInput, config: ControllerConfig, current: int, prenormalized: int,
+    conds: tuple[Condition, ...], history: ScaleHistory, steps: list[TraceStep],
+) -> tuple[int, tuple[Condition, ...], ScaleHistory, object]:  # fmt: skip
+    spec, now = inp.spec, inp.now
+    behavior = None
+    if spec.behavior is None:
+        window = config.downscale_stabilization
+        st = stabilize_legacy(history.recommendations, prenormalized=prenormalized, now=now, window=window)
+        history = replace(history, recommendations=st.recommendations)
+        lim = convert_with_rules(
+            current=current, desired=st.replicas, min_replicas=spec.min_replicas,
+            max_replicas=spec.max_replicas, scale_up_limit_factor=config.scale_up_limit_factor,
+            scale_up_limit_minimum=config.scale_up_limit_minimum,
+        )  # fmt: skip
+        windows = f"downscale window {window:g}s"
+        limits = f"scale-up limit max({config.scale_up_limit_factor:g} x {current}, {config.scale_up_limit_minimum:g})"
+    else:
+        behavior = effective_behavior(spec.behavior, downscale_stabilization=int(config.downscale_stabilization))
+        up, down = behavior.scale_up, behavior.scale_down
+        assert up is not None and down is not None
+        st = stabilize_with_behavior(
+            history.recommendations, prenormalized=prenormalized, current=current, now=now,
+            up_window=up.stabilization_window_seconds or 0,
+            down_window=down.stabilization_window_seconds or 0,
+        )  # fmt: skip
+        lim = rate_limit_with_behavior(
+            current=current, desired=st.replicas, min_replicas=spec.min_replicas,
+            max_replicas=spec.max_replicas, behavior=behavior, history=history, now=now,
+        )  # fmt: skip
+        history = replace(history, recommendations=st.recommendations)
+        windows = f"up window {up.stabilization_window_seconds}s, down window {down.stabilization_window_seconds}s"
+        limits = _policy_note(history, up, down, now, lim.limit)
+    conds = c.set_condition(conds, _cond(ConditionType.ABLE_TO_SCALE, True, st.reason, st.message), now=now)
+    conds = c.set_condition(conds, _cond(ConditionType.SCALING_LIMITED, lim.replicas != st.replicas,
+                            lim.reason, lim.message), now=now)  # fmt: skip
+    won = f"; recommendation {st.winner.replicas} from {now - st.winner.timestamp:g}s ago won" if st.winner else ""
+    steps.append(TraceStep(stage=Stage.STABILIZATION, before=prenormalized, after=st.replicas,
+                           reason=str(st.reason), note=windows + won))  # fmt: skip
+    steps.append(TraceStep(stage=Stage.LIMITS, before=st.replicas, after=lim.replicas,
+                           reason=str(lim.reason),
+                           note=f"{limits}; min {spec.min_replicas}, max {spec.max_replicas}"))  # fmt: skip
+    return lim.replicas, conds, history, behavior
+
+
+def _policy_note(history: ScaleHistory, up: object, down: object, now: float, limit: int | None) -> str:
+    up_span = longest_period(up)  # type: ignore[arg-type]
+    down_span = longest_period(down)  # type: ignore[arg-type]
+    ups = sum(e.replica_change for e in history.scale_up_events if e.timestamp > now - up_span)
+    downs = sum(e.replica_change for e in history.scale_down_events if e.timestamp > now - down_span)
+    text = f"recent scale events: +{ups} in {up_span}s, -{downs} in {down_span}s"
+    return text if limit is None else f"{text}; policy limit {limit}"
+
+
+def _final(
+    *, inp: SyncInput, current: int, history: ScaleHistory, outcome: Outcome, desired: int,
+    conds: tuple[Condition, ...], steps: tuple[TraceStep, ...], events: tuple[Event, ...] = (),
+    error: str | None = None, rescale_reason: str = "", keep_desired: bool = False,
+    metrics: tuple[MetricTrace, ...] = (), statuses: tuple[MetricStatus | None, ...] = (),
+    behavior: object = None,
+) -> Decision:  # fmt: skip
+    prev = inp.status
+    # A pending write keeps the old desired count until `complete` knows the write worked.
+    status_desired = prev.desired_replicas if keep_desired or outcome is Outcome.SCALE else desired
+    if outcome is Outcome.NO_CHANGE or outcome is Outcome.DISABLED:
+        status_desired = current
+    status = HpaStatus(current_replicas=current, desired_replicas=status_desired,
+                       last_scale_time=prev.last_scale_time, current_metrics=statuses,
+                       conditions=conds)  # fmt: skip
+    final = desired if outcome is Outcome.SCALE else (current if outcome is not Outcome.DISABLED else 0)
+    return Decision(
+        outcome=outcome, current_replicas=current, desired_replicas=final,
+        rescale_reason=rescale_reason, status=status, previous_status=prev, events=events,
+        history=history, error=error,
+        trace=Trace(current=current, metrics=metrics, steps=steps, final=final),
+        effective_behavior=behavior,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def complete(decision: Decision, *, write_error: str | None, now: float) -> Decision:
+    """Apply the outcome of the `/scale` write that `decision` asked for."""
+    if not decision.write:
+        return decision
+    desired = decision.desired_replicas
+    status = decision.status
+    if write_error is not None:
+        conds = c.set_condition(status.conditions, _cond(ConditionType.ABLE_TO_SCALE, False,
+                                Reason.FAILED_UPDATE_SCALE, c.msg_failed_update_scale(write_error)), now=now)  # fmt: skip
+        event = Event(type=EventType.WARNING, reason=EventReason.FAILED_RESCALE,
+                      message=c.event_failed_rescale(desired, decision.rescale_reason, write_error))  # fmt: skip
+        return replace(decision, outcome=Outcome.WRITE_FAILED, status=replace(status, conditions=conds),
+                       events=(*decision.events, event), error=f"failed to rescale: {write_error}")  # fmt: skip
+    conds = c.set_condition(status.conditions, _cond(ConditionType.ABLE_TO_SCALE, True,
+                            Reason.SUCCEEDED_RESCALE, c.msg_succeeded_rescale(desired)), now=now)  # fmt: skip
+    event = Event(type=EventType.NORMAL, reason=EventReason.SUCCESSFUL_RESCALE,
+                  message=c.event_rescale(desired, decision.rescale_reason))  # fmt: skip
+    history = record_scale(decision.history, behavior=decision.effective_behavior,
+                           previous=decision.current_replicas, new=desired, now=now)  # fmt: skip
+    new_status = replace(status, desired_replicas=desired, last_scale_time=now, conditions=conds)
+    return replace(decision, outcome=Outcome.SCALED, status=new_status,
+                   events=(*decision.events, event), history=history)  # fmt: skip

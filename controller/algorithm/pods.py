@@ -1,0 +1,228 @@
+"""Pods as the replica calculator sees them: grouping, readiness, requests, usage per pod.
+
+Reproduces `groupPods`, `calculateRequests` and the per-pod summing of the resource metrics client
+(`metrics/client.go`) from upstream `pkg/controller/podautoscaler`, on plain values:
+
+* grouping order: deleted or Failed -> ignored; Pending -> unready; no metric -> missing (even when
+  NotReady); then, for the **cpu** resource only, the readiness heuristics (initialization period
+  with the metric-window check, and the "never became ready" delay); otherwise ready;
+* requests: pod-level requests (gate on, set, no container named) or the sum over containers plus
+  restartable init containers (sidecars); a missing request is an error.
+
+Times are float seconds on one clock chosen by the caller; `None` means "absent". Comparisons are
+strict, as upstream's `Before`/`After`.
+
+Non-goals: listing pods, parsing Kubernetes JSON. Pure: no I/O, no clock reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from controller.algorithm.errors import MetricError
+
+CPU = "cpu"
+
+
+class PodPhase(StrEnum):
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+class ReadyStatus(StrEnum):
+    """Status of the PodReady condition."""
+
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerInfo:
+    """A container's requests in milli-units per resource name (absent key = no request)."""
+
+    name: str
+    requests: Mapping[str, int] = field(default_factory=dict)
+    # Only init containers with restartPolicy Always (sidecars) are passed, marked True.
+    restartable_init: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodInfo:
+    name: str
+    phase: PodPhase = PodPhase.RUNNING
+    ready: ReadyStatus | None = ReadyStatus.TRUE  # None: no PodReady condition at all
+    ready_transition: float | None = None  # PodReady lastTransitionTime
+    start_time: float | None = None  # status.startTime
+    deleted: bool = False  # metadata.deletionTimestamp set
+    containers: tuple[ContainerInfo, ...] = ()
+    pod_requests: Mapping[str, int] | None = None  # spec.resources.requests (pod level)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodMetric:
+    """One pod's sample: milli-value, its timestamp and the window it covers (seconds)."""
+
+    value: int
+    timestamp: float = 0.0
+    window: float = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadinessConfig:
+    """`--horizontal-pod-autoscaler-cpu-initialization-period` / `-initial-readiness-delay`."""
+
+    cpu_initialization_period: float = 300.0
+    initial_readiness_delay: float = 30.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodGroups:
+    ready_count: int
+    unready: tuple[str, ...]
+    missing: tuple[str, ...]
+    ignored: tuple[str, ...]
+
+
+def _cpu_unready(pod: PodInfo, metric: PodMetric, now: float, cfg: ReadinessConfig) -> bool:
+    if pod.ready is None or pod.start_time is None:
+        return True
+    transition = pod.ready_transition if pod.ready_transition is not None else float("-inf")
+    if pod.start_time + cfg.cpu_initialization_period > now:
+        # Still initializing: a sample counts only once a full window was collected after the
+        # last readiness transition.
+        return pod.ready == ReadyStatus.FALSE or metric.timestamp < transition + metric.window
+    # Past initialization: drop the sample only if the pod never became ready.
+    return (
+        pod.ready == ReadyStatus.FALSE
+        and pod.start_time + cfg.initial_readiness_delay > transition
+    )
+
+
+def group_pods(
+    pods: Iterable[PodInfo],
+    metrics: Mapping[str, PodMetric],
+    *,
+    resource: str,
+    now: float,
+    readiness: ReadinessConfig,
+) -> PodGroups:
+    """Upstream `groupPods`: classify pods; `resource` "" for Pods metrics (no readiness rules)."""
+    ready = 0
+    unready: list[str] = []
+    missing: list[str] = []
+    ignored: list[str] = []
+    is_cpu = resource == CPU
+    for pod in pods:
+        if pod.deleted or pod.phase is PodPhase.FAILED:
+            ignored.append(pod.name)
+            continue
+        if pod.phase is PodPhase.PENDING:
+            unready.append(pod.name)
+            continue
+        metric = metrics.get(pod.name)
+        if metric is None:
+            missing.append(pod.name)
+            continue
+        if is_cpu and _cpu_unready(pod, metric, now, readiness):
+            unready.append(pod.name)
+            continue
+        ready += 1
+    return PodGroups(
+        ready_count=ready, unready=tuple(unready), missing=tuple(missing), ignored=tuple(ignored)
+    )
+
+
+def running_and_ready(pods: Iterable[PodInfo]) -> int:
+    """The pod count Object/External Value targets multiply: phase Running and Ready=True."""
+    return sum(
+        1 for p in pods if p.phase is PodPhase.RUNNING and p.ready is ReadyStatus.TRUE
+    )
+
+
+def pod_request(pod: PodInfo, *, resource: str, container: str, pod_level: bool) -> int:
+    """One pod's request in milli-units (upstream `calculateRequests` for one pod)."""
+    if pod_level and not container and pod.pod_requests:
+        # PodLevelResources: pod-level requests win when set and no container is named.
+        value = pod.pod_requests.get(resource)
+        if value is not None:
+            return value
+    total = 0
+    found = False
+    for c in pod.containers:
+        if container and c.name != container:
+            continue
+        found = True
+        value = c.requests.get(resource)
+        if value is None:
+            raise MetricError(
+                f"missing request for {resource} in container {c.name} of Pod {pod.name}"
+            )
+        total += value
+    if container and not found:
+        raise MetricError(f"container {container} not found in Pod {pod.name}")
+    return total
+
+
+def calculate_requests(
+    pods: Iterable[PodInfo], *, resource: str, container: str = "", pod_level: bool = False
+) -> dict[str, int]:
+    """Requests per pod name for every listed pod (ignored ones too, as upstream)."""
+    return {
+        p.name: pod_request(p, resource=resource, container=container, pod_level=pod_level)
+        for p in pods
+    }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerUsage:
+    name: str
+    usage: Mapping[str, int]  # milli-units per resource; absent key = no value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodMetricsItem:
+    """One `metrics.k8s.io` PodMetrics item, reduced to what the calculator needs."""
+
+    pod: str
+    timestamp: float
+    window: float
+    containers: tuple[ContainerUsage, ...]
+
+
+def resource_usage_by_pod(
+    items: Sequence[PodMetricsItem], *, resource: str, container: str = ""
+) -> dict[str, PodMetric]:
+    """Per-pod usage as the resource metrics client builds it.
+
+    Without a container: the sum over all containers; a pod with no containers, or with any
+    container lacking the resource, gets no entry (it then counts as missing). With a container:
+    that container's value; absent container or value -> no entry (since 1.32, PR #127193).
+    An empty list is an error, as upstream.
+    """
+    if not items:
+        raise MetricError("no metrics returned from resource metrics API")
+    out: dict[str, PodMetric] = {}
+    for item in items:
+        total = 0
+        ok = bool(item.containers)
+        hit = False
+        for c in item.containers:
+            if container and c.name != container:
+                continue
+            value = c.usage.get(resource)
+            if value is None:
+                ok = False
+                break
+            hit = True
+            total += value
+        if container and not hit:
+            ok = False
+        if ok:
+            out[item.pod] = PodMetric(value=total, timestamp=item.timestamp, window=item.window)
+    return out

@@ -1,0 +1,189 @@
+"""What the algorithm is asked about: the autoscaler spec, the target's scale, what was observed.
+
+Plain frozen values converted from Kubernetes objects at the edge (`controller/kube`,
+`controller/metrics`). Quantities are int milli-units (`Quantity.MilliValue()`), times float
+seconds on the caller's clock.
+
+Non-goals: parsing JSON, validation beyond what the algorithm needs. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from controller.algorithm import conditions as c
+from controller.algorithm.behavior import Behavior, ScaleHistory
+from controller.algorithm.conditions import Condition, EventReason, Reason
+from controller.algorithm.pods import PodInfo, PodMetric, ReadinessConfig
+
+
+class SourceType(StrEnum):
+    RESOURCE = "Resource"
+    CONTAINER_RESOURCE = "ContainerResource"
+    PODS = "Pods"
+    OBJECT = "Object"
+    EXTERNAL = "External"
+
+
+class TargetType(StrEnum):
+    UTILIZATION = "Utilization"
+    VALUE = "Value"
+    AVERAGE_VALUE = "AverageValue"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricTarget:
+    type: TargetType
+    average_utilization: int | None = None  # percent of request
+    average_value: int | None = None  # milli-units
+    value: int | None = None  # milli-units
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectRef:
+    kind: str
+    name: str
+    api_version: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricSpec:
+    """One `spec.metrics[]` entry. `type` stays a plain string so that an unknown source type
+    reaches the algorithm and is reported (InvalidMetricSourceType) instead of crashing."""
+
+    type: str
+    name: str = ""  # resource name (cpu, memory) or metric name
+    target: MetricTarget | None = None
+    container: str = ""  # ContainerResource only
+    described_object: ObjectRef | None = None  # Object only
+    selector: str = "<nil>"  # metric selector as printed in names/messages (upstream `%+v`)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AutoscalerSpec:
+    max_replicas: int
+    min_replicas: int = 1
+    metrics: tuple[MetricSpec, ...] = ()
+    behavior: Behavior | None = None  # None: legacy normalization
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScaleTarget:
+    """The target's `/scale`: spec and status replicas and the status selector string."""
+
+    spec_replicas: int
+    status_replicas: int
+    selector: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerConfig:
+    """kube-controller-manager flags (production defaults) and the relevant feature gates."""
+
+    tolerance: float = 0.1
+    downscale_stabilization: float = 300.0
+    readiness: ReadinessConfig = field(default_factory=ReadinessConfig)
+    scale_up_limit_factor: float = 2.0
+    scale_up_limit_minimum: float = 4.0
+    configurable_tolerance: bool = True  # HPAConfigurableTolerance (beta, on in 1.35)
+    pod_level_resources: bool = False  # PodLevelResources
+
+
+# What the metrics APIs answered for one metric spec (same index as spec.metrics).
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodSamples:
+    """Per-pod values: resource usage summed per pod (see `pods.resource_usage_by_pod`) or a
+    Pods custom metric keyed by pod name."""
+
+    values: Mapping[str, PodMetric]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectSample:
+    value: int
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExternalSamples:
+    values: tuple[int, ...]
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchFailure:
+    """The metrics API call failed; `message` is what the client reported."""
+
+    message: str
+
+
+Observation = PodSamples | ObjectSample | ExternalSamples | FetchFailure
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SelectorProblem:
+    """Why the target's selector cannot be used; built by the caller from its pod cache."""
+
+    event_reason: EventReason
+    event_message: str
+    condition_reason: Reason
+    condition_message: str
+
+    @classmethod
+    def missing(cls) -> SelectorProblem:
+        return cls(event_reason=EventReason.SELECTOR_REQUIRED, event_message=c.MSG_SELECTOR_REQUIRED,
+                   condition_reason=Reason.INVALID_SELECTOR,
+                   condition_message=c.MSG_MISSING_SELECTOR)  # fmt: skip
+
+    @classmethod
+    def invalid(cls, parse_error: str) -> SelectorProblem:
+        message = c.msg_invalid_selector(parse_error)
+        return cls(event_reason=EventReason.INVALID_SELECTOR, event_message=message,
+                   condition_reason=Reason.INVALID_SELECTOR, condition_message=message)  # fmt: skip
+
+    @classmethod
+    def ambiguous(cls, selector: str, hpas: tuple[str, ...]) -> SelectorProblem:
+        message = c.msg_ambiguous_selector(selector, hpas)
+        return cls(event_reason=EventReason.AMBIGUOUS_SELECTOR, event_message=message,
+                   condition_reason=Reason.AMBIGUOUS_SELECTOR, condition_message=message)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricStatus:
+    """One `status.currentMetrics[]` entry, milli-units (formatting is the writer's job)."""
+
+    type: SourceType
+    name: str
+    container: str = ""
+    value: int | None = None
+    average_value: int | None = None
+    average_utilization: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) not in (None, "")}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HpaStatus:
+    current_replicas: int = 0
+    desired_replicas: int = 0
+    last_scale_time: float | None = None
+    current_metrics: tuple[MetricStatus | None, ...] = ()  # None: that metric failed
+    conditions: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncInput:
+    """Everything one sync of one autoscaler decides from. `pods` are the pods selected by the
+    target's selector; `history=None` means the controller has none yet (first sync)."""
+
+    spec: AutoscalerSpec
+    scale: ScaleTarget
+    now: float
+    status: HpaStatus = field(default_factory=HpaStatus)
+    pods: tuple[PodInfo, ...] = ()
+    observations: tuple[Observation, ...] = ()
+    selector_problem: SelectorProblem | None = None
+    history: ScaleHistory | None = None
