@@ -76,6 +76,12 @@ class Template:
         """True if the template reads root field `name` anywhere (e.g. `LabelValuesByName`)."""
         return name in self.root_fields
 
+    def index_keys(self, name: str) -> tuple[str, ...]:
+        """Literal keys read from root map field `name`: `index .name "k"` and `.name.k`."""
+        keys: list[str] = []
+        _collect_keys(self.nodes, name, keys)
+        return tuple(dict.fromkeys(keys))
+
     @property
     def is_constant(self) -> bool:
         return all(isinstance(node, Text) for node in self.nodes)
@@ -368,3 +374,27 @@ def _check_pipeline(pipe: Pipeline, fields: Mapping[str, str] | None, used: set[
                 raise TemplateSyntaxError(
                     f"can't evaluate field {chain[1]} in .{chain[0]} (a {fields[chain[0]]})"
                 )
+
+
+def _collect_keys(nodes: Any, name: str, keys: list[str]) -> None:
+    for node in nodes:
+        if isinstance(node, Action):
+            _collect_pipeline_keys(node.pipeline, name, keys)
+        elif isinstance(node, Control):
+            _collect_pipeline_keys(node.pipeline, name, keys)
+            _collect_keys(node.body, name, keys)
+            _collect_keys(node.else_body, name, keys)
+
+
+def _collect_pipeline_keys(pipe: Pipeline, name: str, keys: list[str]) -> None:
+    for command in pipe.commands:
+        args = command.args
+        if (len(args) >= 3 and args[0] == FuncName("index") and isinstance(args[1], FieldChain)
+                and args[1].chain == (name,) and isinstance(args[2], Literal)
+                and isinstance(args[2].value, str)):
+            keys.append(args[2].value)
+        for arg in args:
+            if isinstance(arg, FieldChain) and len(arg.chain) == 2 and arg.chain[0] == name:
+                keys.append(arg.chain[1])
+            elif isinstance(arg, SubPipeline):
+                _collect_pipeline_keys(arg.pipeline, name, keys)

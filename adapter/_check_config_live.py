@@ -1,0 +1,65 @@
+"""The I/O edge of check-config: runs seriesQuery calls with `prometheus-api-client` (synchronous,
+fine for a one-shot CLI) and, when discovery's registry builder exists, shows its final view.
+
+Non-goals: retries, concurrency, the server's async client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from adapter.rules.compile import CompiledConfig
+
+
+def fetch_series(
+    url: str, queries: Sequence[str], *, end: float, max_age: float, timeout: float,
+    token_file: str | None = None, insecure: bool = False,
+) -> tuple[dict[str, list[dict[str, str]]], dict[str, str]]:
+    """One /api/v1/series call per distinct query: (series by query, error text by query)."""
+    from prometheus_api_client import PrometheusConnect
+    from urllib3.util.retry import Retry
+
+    headers = None
+    if token_file:
+        headers = {"Authorization": f"Bearer {Path(token_file).read_text().strip()}"}
+    client = PrometheusConnect(url=url.rstrip("/"), headers=headers, disable_ssl=insecure,
+                               retry=Retry(total=0), timeout=int(max(timeout, 1)))  # fmt: skip
+    start_dt = datetime.fromtimestamp(end - max_age, tz=timezone.utc)
+    end_dt = datetime.fromtimestamp(end, tz=timezone.utc)
+    found: dict[str, list[dict[str, str]]] = {}
+    failed: dict[str, str] = {}
+    try:
+        for series_query in queries:
+            try:
+                found[series_query] = client.get_series(start_dt, end_dt, params={"match[]": series_query})
+            except Exception as err:  # noqa: BLE001 - any failure is reported per query, not raised
+                failed[series_query] = _short(err)
+    finally:
+        client.close()
+    return found, failed
+
+
+def _short(err: BaseException) -> str:
+    text = str(err)
+    return f"{type(err).__name__}: {text[:300]}"
+
+
+def registry_lines(compiled: CompiledConfig, series_by_query: Mapping[str, Sequence[Mapping[str, str]]]) -> list[str]:
+    """The adapter's discovery result (later rules overwrite earlier ones for the same key)."""
+    try:
+        from adapter.discovery.registry import build_registry
+    except ImportError:
+        return []
+    registry: Any = build_registry(compiled, series_by_query)
+    lines = ["", "After discovery the adapter would serve:"]
+    for info in registry.custom_metrics():
+        scope = "namespaced" if info.namespaced else "cluster-scoped"
+        lines.append(f"  custom.metrics.k8s.io {info.resource}/{info.metric} ({scope})")
+    for info in registry.external_metrics():
+        lines.append(f"  external.metrics.k8s.io {getattr(info, 'metric', info)}")
+    if len(lines) == 2:
+        lines.append("  nothing")
+    return lines
