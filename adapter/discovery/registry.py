@@ -1,0 +1,196 @@
+"""The metric registry: an immutable snapshot of what the adapter exposes, built from series.
+
+prometheus-adapter semantics (`series_registry.go`, `external_series_registry.go`):
+
+* rules are applied in config order, series in Prometheus' answer order; each surviving series
+  (its rule's `seriesFilters` + the implicit `name.matches` filter) yields one entry per resource
+  its label names identify, keyed by (resource, metric, namespaced); a later series/rule with the
+  same key overwrites the earlier one (the metric then queries whichever series name won);
+* `namespaced` is false for namespaces, nodes and persistentvolumes and true for every other
+  resource, whatever its real scope (upstream's discovery quirk, kept for compatibility);
+* external metrics are keyed by metric name only.
+
+Bounded memory: the registry never keeps label sets. Only a series' NAME and its label NAMES
+decide what it contributes, so `SeriesDigest` folds any number of series into the distinct
+(name, label names) shapes seen, and the registry keeps one entry per exposed metric.
+
+Pure: no I/O, no clock (the caller passes `created_at`). Non-goals: querying, relisting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from adapter.rules.compile import CompiledConfig, CompiledRule
+from adapter.rules.resources import GroupResource, is_root_scoped_for_discovery
+
+__all__ = [
+    "CustomMetricEntry",
+    "CustomMetricInfo",
+    "ExternalMetricEntry",
+    "ExternalMetricInfo",
+    "Registry",
+    "SeriesDigest",
+    "build_registry",
+    "build_registry_from_digests",
+]
+
+_NAME = "__name__"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, order=True)
+class CustomMetricInfo:
+    """One `custom.metrics.k8s.io` resource entry: `<resource>/<metric>`."""
+
+    resource: GroupResource
+    metric: str
+    namespaced: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CustomMetricEntry:
+    rule: CompiledRule
+    series_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, order=True)
+class ExternalMetricInfo:
+    metric: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExternalMetricEntry:
+    rule: CompiledRule
+    series_name: str
+
+
+class SeriesDigest:
+    """Distinct (series name, label names) shapes of one series answer, in first-seen order.
+
+    Mutable accumulator (fed one series at a time while the answer streams in); freeze it with
+    `shapes()`. Memory is O(distinct shapes), not O(series).
+    """
+
+    __slots__ = ("_label_sets", "_shapes", "count")
+
+    def __init__(self) -> None:
+        self._shapes: dict[tuple[str, frozenset[str]], None] = {}
+        self._label_sets: dict[frozenset[str], frozenset[str]] = {}  # interning
+        self.count = 0
+
+    def add(self, labels: Mapping[str, str]) -> None:
+        self.count += 1
+        name = labels.get(_NAME)
+        if not name:
+            return  # Prometheus always names series; ignore anything else
+        names = frozenset(k for k in labels if k != _NAME)
+        names = self._label_sets.setdefault(names, names)
+        self._shapes.setdefault((name, names), None)
+
+    def shapes(self) -> tuple[tuple[str, frozenset[str]], ...]:
+        return tuple(self._shapes)
+
+    @classmethod
+    def of(cls, series: Iterable[Mapping[str, str]]) -> SeriesDigest:
+        digest = cls()
+        for labels in series:
+            digest.add(labels)
+        return digest
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Registry:
+    """Immutable snapshot; lookups are dict reads. Build with `build_registry*`."""
+
+    custom: Mapping[CustomMetricInfo, CustomMetricEntry] = field(
+        default_factory=lambda: MappingProxyType({}))
+    external: Mapping[str, ExternalMetricEntry] = field(
+        default_factory=lambda: MappingProxyType({}))
+    created_at: float = 0.0
+    """Clock time of the relist that built it (0.0 for the empty registry before any relist)."""
+    series_count: int = 0
+    """Series Prometheus returned for all series queries of that relist."""
+    series_by_query: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    _custom_sorted: tuple[CustomMetricInfo, ...] = field(init=False, repr=False)
+    _external_sorted: tuple[ExternalMetricInfo, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_custom_sorted", tuple(sorted(self.custom)))
+        object.__setattr__(self, "_external_sorted",
+                           tuple(ExternalMetricInfo(metric=m) for m in sorted(self.external)))
+
+    @classmethod
+    def empty(cls) -> Registry:
+        return cls()
+
+    def custom_metrics(self) -> tuple[CustomMetricInfo, ...]:
+        return self._custom_sorted
+
+    def external_metrics(self) -> tuple[ExternalMetricInfo, ...]:
+        return self._external_sorted
+
+    def lookup_custom(
+        self, resource: GroupResource, metric: str, *, namespaced: bool
+    ) -> CustomMetricEntry | None:
+        key = CustomMetricInfo(resource=resource, metric=metric, namespaced=namespaced)
+        return self.custom.get(key)
+
+    def lookup_external(self, metric: str) -> ExternalMetricEntry | None:
+        return self.external.get(metric)
+
+    def __len__(self) -> int:
+        return len(self.custom) + len(self.external)
+
+
+def build_registry(
+    compiled: CompiledConfig,
+    series_by_query: Mapping[str, Sequence[Mapping[str, str]]],
+    *,
+    created_at: float = 0.0,
+) -> Registry:
+    """Registry from full series answers keyed by seriesQuery (small inputs, tests)."""
+    digests = {query: SeriesDigest.of(series) for query, series in series_by_query.items()}
+    return build_registry_from_digests(compiled, digests, created_at=created_at)
+
+
+def build_registry_from_digests(
+    compiled: CompiledConfig, digests: Mapping[str, SeriesDigest], *, created_at: float = 0.0
+) -> Registry:
+    """Registry from per-seriesQuery digests (what the relist streams into)."""
+    custom: dict[CustomMetricInfo, CustomMetricEntry] = {}
+    for rule in compiled.custom:
+        digest = digests.get(rule.series_query)
+        for name, labels in digest.shapes() if digest is not None else ():
+            _add_custom(custom, rule, name, labels)
+    external: dict[str, ExternalMetricEntry] = {}
+    for rule in compiled.external:
+        digest = digests.get(rule.series_query)
+        for name, _labels in digest.shapes() if digest is not None else ():
+            metric = rule.metric_name(name)
+            if metric is not None:
+                external[metric] = ExternalMetricEntry(rule=rule, series_name=name)
+    return Registry(
+        custom=MappingProxyType(custom),
+        external=MappingProxyType(external),
+        created_at=created_at,
+        series_count=sum(d.count for d in digests.values()),
+        series_by_query=MappingProxyType({q: d.count for q, d in digests.items()}),
+    )
+
+
+def _add_custom(
+    out: dict[CustomMetricInfo, CustomMetricEntry],
+    rule: CompiledRule,
+    series_name: str,
+    label_names: frozenset[str],
+) -> None:
+    metric = rule.metric_name(series_name)
+    if metric is None:
+        return
+    # Sorted label order keeps the result independent of set iteration order.
+    for resource in rule.resources_for(sorted(label_names)):
+        info = CustomMetricInfo(resource=resource, metric=metric,
+                                namespaced=not is_root_scoped_for_discovery(resource))
+        out[info] = CustomMetricEntry(rule=rule, series_name=series_name)
