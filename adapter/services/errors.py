@@ -17,7 +17,6 @@ from typing import TypeVar
 
 from adapter.prometheus import errors as prom_errors
 from adapter.rules import query
-from adapter.rules.resources import NoLabelForResource
 from kubecommon import status
 from kubecommon.selectors import (
     FieldSelector,
@@ -128,20 +127,21 @@ async def guarded(call: Awaitable[_T], *, what: str) -> _T:
 
 
 @contextmanager
-def query_errors(resource: str, metric: str) -> Iterator[None]:
+def query_errors(resource: str, metric: str, *, unmapped_is_not_found: bool = True) -> Iterator[None]:
     """Translate a failure to render PromQL for a request.
 
     The request's own mistakes (a `metricLabelSelector` operator PromQL cannot express, a key that
-    is not a Prometheus label name, an oversized selection) are 400s. A rule that cannot map the
-    resource to a label means the metric does not exist for it (404, as upstream). Anything else
-    is a broken rule: 500 naming the rule, since only the operator can fix it.
+    is not a Prometheus label name, an oversized selection) are 400s. A rule that maps no label to
+    the requested resource means the metric does not exist for it (404, as upstream) for custom
+    metrics. Anything else is a broken rule: 500, logged with the rule's error, since only the
+    operator can fix it.
     """
     try:
         yield
-    except NoLabelForResource:
-        raise MetricNotFound.for_resource(resource, metric) from None
-    except query.RequestQueryError as err:
-        raise BadSelector(str(err)) from None
     except query.QueryError as err:
+        if err.client_error:
+            raise BadSelector(str(err)) from None
+        if unmapped_is_not_found and isinstance(err, query.MissingLabelMapping):
+            raise MetricNotFound.for_resource(resource, metric) from None
         _log.error("unable to build the query for metric %s for %s: %s", metric, resource, err)
         raise status.InternalError.wrapping(f"unable to build the query for metric {metric}") from err

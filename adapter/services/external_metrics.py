@@ -43,7 +43,7 @@ class ExternalMetricsService:
             # upstream says "for namespaces" in `default` and "for " elsewhere; we always name it
             raise errors.MetricNotFound.for_resource("namespaces", request.metric)
         namespace = request.namespace if entry.rule.namespaced else None
-        with errors.query_errors("namespaces", request.metric):
+        with errors.query_errors("namespaces", request.metric, unmapped_is_not_found=False):
             promql = query.render_external(entry.rule, series_name=entry.series_name,
                                            namespace=namespace, metric_selector=request.metric_selector)
         samples = await errors.guarded(self._prometheus.query(promql),

@@ -26,6 +26,7 @@ from adapter.kube import errors as kube_errors
 from adapter.kube.objects import KubeObject, ObjectCaches, ObjectReader
 from adapter.prometheus.api import PrometheusAPI, Sample
 from adapter.rules import query
+from adapter.rules.compile import CompiledResourceRules
 from adapter.rules.resources import NODES, PODS, GroupResource
 from adapter.services import errors
 from adapter.services.custom_metrics import DEFAULT_LARGE_SELECTION
@@ -78,7 +79,7 @@ def _memory(num_bytes: float) -> Quantity:
 
 
 class ResourceMetricsService:
-    def __init__(self, *, rules: query.CompiledResourceRules, prometheus: PrometheusAPI,
+    def __init__(self, *, rules: CompiledResourceRules, prometheus: PrometheusAPI,
                  objects: ObjectCaches, clock: Callable[[], float],
                  large_selection: int = DEFAULT_LARGE_SELECTION) -> None:
         self._rules = rules
@@ -129,15 +130,16 @@ class ResourceMetricsService:
         cpu, memory = await asyncio.gather(
             self._query("cpu", "container", namespace, names),
             self._query("memory", "container", namespace, names))
-        pod_label, container_label = self._rules.label_for(PODS), self._rules.container_label
         usage: dict[str, _Usage] = {}
         for samples, pick in ((cpu, "cpu"), (memory, "memory")):
+            labels = self._labels(pick, "container")
             for sample in samples:
-                pod, container = sample.labels.get(pod_label), sample.labels.get(container_label)
+                pod = sample.labels.get(labels.object_label)
+                container = sample.labels.get(labels.container_label or "")
                 if pod is None or container is None:
                     continue
                 entry = usage.setdefault(pod, _Usage(cpu={}, memory={}))
-                getattr(entry, pick)[container] = sample
+                (entry.cpu if pick == "cpu" else entry.memory)[container] = sample
         return usage
 
     # --- nodes ----------------------------------------------------------------------------
@@ -163,8 +165,8 @@ class ResourceMetricsService:
         names = self._names(nodes)
         cpu, memory = await asyncio.gather(self._query("cpu", "node", None, names),
                                            self._query("memory", "node", None, names))
-        label = self._rules.label_for(NODES)
-        cpu_by, memory_by = _first_by(cpu, label), _first_by(memory, label)
+        cpu_by = _first_by(cpu, self._labels("cpu", "node").object_label)
+        memory_by = _first_by(memory, self._labels("memory", "node").object_label)
         now, window = self._clock(), self._rules.window_seconds
         result = []
         for node in sorted(nodes, key=lambda n: n.name):
@@ -188,9 +190,13 @@ class ResourceMetricsService:
         except kube_errors.KubeError as err:
             raise errors.ObjectsUnavailable() from err
 
-    async def _query(self, resource: str, level: str, namespace: str | None,
+    def _labels(self, resource: query.ResourceName, level: query.Level) -> query.ResultLabels:
+        with errors.query_errors(f"{level} {resource}", "usage", unmapped_is_not_found=False):
+            return query.result_labels(self._rules, resource=resource, level=level)
+
+    async def _query(self, resource: query.ResourceName, level: query.Level, namespace: str | None,
                      names: Sequence[str] | None) -> list[Sample]:
-        with errors.query_errors(f"{level} {resource}", "usage"):
+        with errors.query_errors(f"{level} {resource}", "usage", unmapped_is_not_found=False):
             promql = query.render_resource(self._rules, resource=resource, level=level,
                                            namespace=namespace, names=names)
         return await errors.guarded(self._prometheus.query(promql), what=f"{level} {resource} usage")
