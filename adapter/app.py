@@ -1,0 +1,249 @@
+"""Composition root of the adapter: flags → config → clients → caches → services → HTTPS server.
+
+`main(argv)` parses flags (adapter.server.options), loads and compiles the rule file (a bad file
+exits 1 naming file, rule and field, before anything listens), then runs `serve` until SIGTERM or
+SIGINT. Everything is constructed here and nowhere else; constructors only assign, and anything
+that connects is started explicitly in order, and closed in reverse order.
+
+Non-goals: behaviour. Each wired part documents its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import platform
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from typing import Any
+
+from aiohttp import web
+
+from adapter.config.errors import ConfigError
+from adapter.config.load import load_config
+from adapter.kube.authconfig import AuthConfigWatcher, ClusterAuthConfig
+from adapter.kube.caches import KubeObjectCaches
+from adapter.kube.client import KubeClient
+from adapter.kube.config import KubeConfig, KubeConfigError, in_cluster_config, load_kube_config
+from adapter.kube.errors import KubeError
+from adapter.kube.resources import ResourceResolver
+from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
+from adapter.prometheus.client import PrometheusClient
+from adapter.rules.compile import CompiledConfig, compile_config
+from adapter.server.authn import Authenticator, merge_settings
+from adapter.server.authz import Authorizer
+from adapter.server.context import Groups, ServerContext
+from adapter.server.options import OptionsError, ServeOptions, parse
+from adapter.server.routes import Services, build_app
+from adapter.server.serving import CertFiles, DynamicServingContext, ensure_self_signed, service_dns_names
+from adapter.server.telemetry import InstrumentedPrometheus, StateSource, Telemetry
+
+__all__ = ["main", "serve"]
+
+_log = logging.getLogger("adapter")
+
+
+class StartupError(Exception):
+    """The adapter cannot start; the message says why and what to change."""
+
+
+def _configure_logging(verbosity: int) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbosity >= 4 else logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
+    if verbosity < 6:
+        logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+def main(argv: list[str]) -> int:
+    try:
+        options = parse(argv)
+    except OptionsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    _configure_logging(options.verbosity)
+    try:
+        compiled = compile_config(load_config(options.config))
+    except ConfigError as err:
+        _log.error("invalid configuration: %s", err)
+        return 1
+    try:
+        asyncio.run(serve(options, compiled))
+    except StartupError as err:
+        _log.error("cannot start: %s", err)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _version_info() -> dict[str, str]:
+    try:
+        version = metadata.version("prom-autoscaler")
+    except metadata.PackageNotFoundError:
+        version = "0.0.0"
+    major, _, rest = version.partition(".")
+    return {"major": major, "minor": rest.partition(".")[0], "gitVersion": f"v{version}",
+            "gitCommit": "", "gitTreeState": "", "buildDate": "",
+            "goVersion": f"python{platform.python_version()}", "compiler": platform.python_implementation().lower(),
+            "platform": f"{sys.platform}/{platform.machine()}"}
+
+
+def _kube_config(path: str | None) -> KubeConfig:
+    try:
+        return load_kube_config(path) if path else in_cluster_config(os.environ)
+    except KubeConfigError as err:
+        raise StartupError(str(err)) from None
+
+
+def _serving_files(options: ServeOptions) -> CertFiles:
+    if options.tls_cert_file and options.tls_key_file:
+        return CertFiles(cert_file=options.tls_cert_file, key_file=options.tls_key_file)
+    ips = [options.bind_address] if options.bind_address not in ("0.0.0.0", "::", "") else []
+    return ensure_self_signed(options.cert_dir, ip_addresses=ips,
+                              dns_names=service_dns_names(options.service_name, options.service_namespace))
+
+
+class _Clients:
+    """Kubernetes clients by kubeconfig path, so identical configs share one session."""
+
+    def __init__(self) -> None:
+        self._by_path: dict[str | None, KubeClient] = {}
+
+    async def get(self, path: str | None) -> KubeClient:
+        if path not in self._by_path:
+            client = KubeClient(_kube_config(path))
+            await client.start()
+            self._by_path[path] = client
+        return self._by_path[path]
+
+    async def close(self) -> None:
+        for client in self._by_path.values():
+            await client.close()
+
+
+def _relist_state(discovery: Any) -> Callable[[], Mapping[str, float | None]]:
+    def read() -> Mapping[str, float | None]:
+        stats = getattr(discovery, "stats", None)
+        return {"last_duration_seconds": getattr(stats, "last_duration", None),
+                "failures_total": getattr(stats, "failures", None),
+                "last_success_timestamp_seconds": getattr(stats, "last_success", None)}
+    return read
+
+
+def _registry_state(discovery: Any) -> Callable[[], Mapping[str, float]]:
+    def read() -> Mapping[str, float]:
+        snapshot = discovery.snapshot
+        return {"custom": len(snapshot.custom_metrics()), "external": len(snapshot.external_metrics()),
+                "series": float(getattr(snapshot, "series_count", 0) or 0)}
+    return read
+
+
+async def _security(options: ServeOptions, clients: _Clients, serving: DynamicServingContext,
+                    stack: contextlib.AsyncExitStack) -> tuple[Authenticator | None, Authorizer | None]:
+    if options.insecure_disable_auth:
+        _log.warning("!!! --insecure-disable-auth: EVERY request is served WITHOUT authentication or "
+                     "authorization. Never use this outside a development machine. !!!")
+        return None, None
+    authn_client = await clients.get(options.authentication_kubeconfig)
+    authz_client = await clients.get(options.authorization_kubeconfig)
+    tokens = TokenReviewer(authn_client, ttl=options.token_cache_ttl, max_entries=options.review_cache_size)
+    access = SubjectAccessReviewer(authz_client, allowed_ttl=options.authorized_ttl,
+                                   denied_ttl=options.unauthorized_ttl, max_entries=options.review_cache_size)
+    authenticator = Authenticator(merge_settings(options.authn_flags, None), tokens)
+
+    def apply(cluster: ClusterAuthConfig | None) -> None:
+        settings = merge_settings(options.authn_flags, cluster)
+        authenticator.settings = settings
+        serving.set_client_ca(settings.trusted_ca_bundle())
+
+    apply(None)
+    if not options.skip_lookup:
+        watcher = AuthConfigWatcher(authn_client, apply)
+        try:
+            await watcher.start()
+        except KubeError as err:
+            raise StartupError(f"cannot read kube-system/extension-apiserver-authentication: {err} "
+                               "(grant the extension-apiserver-authentication-reader Role, or pass "
+                               "--authentication-skip-lookup with --client-ca-file/--requestheader-*)") from None
+        stack.push_async_callback(watcher.stop)
+    if authenticator.settings.requestheader is None:
+        _log.warning("no requestheader CA known: requests proxied by kube-apiserver will be anonymous")
+    return authenticator, Authorizer(access, always_allow_paths=options.always_allow_paths)
+
+
+def _services(compiled: CompiledConfig, registry: Callable[[], Any], prometheus: Any,
+              caches: KubeObjectCaches) -> Services:
+    from adapter.services.custom_metrics import CustomMetricsService
+    from adapter.services.external_metrics import ExternalMetricsService
+    from adapter.services.resource_metrics import ResourceMetricsService
+
+    resource = None
+    if compiled.resource is not None:
+        resource = ResourceMetricsService(rules=compiled.resource, prometheus=prometheus, objects=caches,
+                                          clock=time.time)
+    return Services(custom=CustomMetricsService(registry=registry, prometheus=prometheus, objects=caches),
+                    external=ExternalMetricsService(registry=registry, prometheus=prometheus),
+                    resource=resource)
+
+
+async def serve(options: ServeOptions, compiled: CompiledConfig, *,
+                stop: asyncio.Event | None = None) -> None:
+    """Run until `stop` is set or SIGTERM/SIGINT arrives."""
+    from adapter.discovery.relist import Discovery
+
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    telemetry = Telemetry()
+    try:
+        serving = DynamicServingContext(_serving_files(options), min_version=options.tls_min_version,
+                                        request_client_certs=not options.insecure_disable_auth)
+    except (OSError, ValueError) as err:
+        raise StartupError(f"serving certificate: {err}") from None
+    async with contextlib.AsyncExitStack() as stack:
+        clients = _Clients()
+        stack.push_async_callback(clients.close)
+        authenticator, authorizer = await _security(options, clients, serving, stack)
+        lister = await clients.get(options.kubeconfig)
+        caches = KubeObjectCaches(lister, ResourceResolver(lister), sync_timeout=options.cache_sync_timeout)
+        stack.push_async_callback(caches.stop)
+        caches.prewarm(("", "pods"), ("", "nodes"))
+        raw_prometheus = PrometheusClient(options.prometheus)
+        await raw_prometheus.start()
+        stack.push_async_callback(raw_prometheus.close)
+        prometheus = InstrumentedPrometheus(raw_prometheus, telemetry)
+        discovery = Discovery(prometheus, compiled, interval=options.discovery.relist_interval,
+                              max_age=options.discovery.effective_max_age, clock=time.time)
+        await discovery.start()
+        stack.push_async_callback(discovery.stop)
+        telemetry.add_state(StateSource(relist=_relist_state(discovery), registry=_registry_state(discovery),
+                                        caches=caches.sizes))
+        ctx = ServerContext(
+            telemetry=telemetry, authenticator=authenticator, authorizer=authorizer,
+            groups=Groups(resource=compiled.resource is not None),
+            registry=lambda: discovery.snapshot,
+            readiness={"metric-discovery": lambda: (bool(discovery.ready), "no successful relist yet")},
+            version=_version_info())
+        app = build_app(ctx, _services(compiled, lambda: discovery.snapshot, prometheus, caches))
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
+        await runner.setup()
+        stack.push_async_callback(runner.cleanup)
+        site = web.TCPSite(runner, options.bind_address, options.secure_port, ssl_context=serving.listener,
+                           reuse_address=True)
+        try:
+            await site.start()
+        except OSError as err:
+            raise StartupError(f"cannot listen on {options.bind_address}:{options.secure_port}: "
+                               f"{err.strerror}") from None
+        reloader = asyncio.create_task(serving.watch_files(options.tls_reload_interval))
+        stack.callback(reloader.cancel)
+        _log.info("serving securely on %s:%d", options.bind_address, options.secure_port)
+        await stop.wait()
+        _log.info("shutting down")

@@ -1,0 +1,109 @@
+"""The `kube-system/extension-apiserver-authentication` ConfigMap: trust material for clients.
+
+Job: parse the ConfigMap kube-apiserver publishes (client CA, front-proxy CA, allowed names and
+header names, values being JSON arrays in strings; spec §1.1) into a frozen value, and keep it
+current through a watch restricted to that one object (`fieldSelector=metadata.name=...`, which
+is what the `extension-apiserver-authentication-reader` Role allows). Listeners are told of
+every change so new TLS handshakes and requests use the new material without a restart.
+
+Non-goals: deciding precedence against command-line flags (adapter.server.authn does).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from adapter.kube.cache import ObjectCache
+from adapter.kube.client import KubeClient
+from adapter.kube.errors import KubeAPIError
+from adapter.kube.resources import ResourceInfo
+
+__all__ = ["AUTH_CONFIGMAP", "AUTH_NAMESPACE", "AuthConfigWatcher", "ClusterAuthConfig", "parse_auth_configmap"]
+
+_log = logging.getLogger(__name__)
+AUTH_NAMESPACE = "kube-system"
+AUTH_CONFIGMAP = "extension-apiserver-authentication"
+_CONFIGMAPS = ResourceInfo(group="", version="v1", resource="configmaps", kind="ConfigMap", namespaced=True)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterAuthConfig:
+    client_ca_pem: bytes = b""
+    requestheader_ca_pem: bytes = b""
+    allowed_names: tuple[str, ...] = ()
+    username_headers: tuple[str, ...] = ()
+    group_headers: tuple[str, ...] = ()
+    extra_prefixes: tuple[str, ...] = ()
+    uid_headers: tuple[str, ...] = ()
+
+
+def _string_list(data: Mapping[str, str], key: str) -> tuple[str, ...]:
+    raw = (data.get(key) or "").strip()
+    if not raw:
+        return ()
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        _log.error("%s/%s key %s is not a JSON array: %r", AUTH_NAMESPACE, AUTH_CONFIGMAP, key, raw)
+        return ()
+    if not isinstance(value, list):
+        return ()
+    return tuple(str(v) for v in value if str(v))
+
+
+def parse_auth_configmap(data: Mapping[str, str]) -> ClusterAuthConfig:
+    """Decode the ConfigMap's data; absent keys mean "not configured"."""
+    return ClusterAuthConfig(
+        client_ca_pem=(data.get("client-ca-file") or "").encode(),
+        requestheader_ca_pem=(data.get("requestheader-client-ca-file") or "").encode(),
+        allowed_names=_string_list(data, "requestheader-allowed-names"),
+        username_headers=_string_list(data, "requestheader-username-headers"),
+        group_headers=_string_list(data, "requestheader-group-headers"),
+        extra_prefixes=_string_list(data, "requestheader-extra-headers-prefix"),
+        uid_headers=_string_list(data, "requestheader-uid-headers"),
+    )
+
+
+class AuthConfigWatcher:
+    """Reads the ConfigMap at start (failing loudly unless it simply does not exist), then watches."""
+
+    def __init__(self, client: KubeClient, on_change: Callable[[ClusterAuthConfig | None], None]) -> None:
+        self._client = client
+        self._on_change = on_change
+        self._last: ClusterAuthConfig | None = None
+        self._cache = ObjectCache(client, _CONFIGMAPS, namespace=AUTH_NAMESPACE,
+                                  field_selector=f"metadata.name={AUTH_CONFIGMAP}", keep_data=True,
+                                  on_change=lambda _: self._refresh())
+
+    @property
+    def current(self) -> ClusterAuthConfig | None:
+        return self._last
+
+    async def start(self) -> None:
+        """First read is direct so RBAC or connectivity problems fail startup with their cause."""
+        try:
+            doc = await self._client.get(f"/api/v1/namespaces/{AUTH_NAMESPACE}/configmaps/{AUTH_CONFIGMAP}")
+            self._publish(parse_auth_configmap(doc.get("data") or {}))
+        except KubeAPIError as err:
+            if err.code != 404:
+                raise
+            _log.warning("configmap %s/%s not found: front-proxy and client-certificate "
+                         "authentication are off until it appears", AUTH_NAMESPACE, AUTH_CONFIGMAP)
+        self._cache.start()
+
+    async def stop(self) -> None:
+        await self._cache.stop()
+
+    def _refresh(self) -> None:
+        obj = self._cache.get(AUTH_NAMESPACE, AUTH_CONFIGMAP)
+        self._publish(parse_auth_configmap(obj.data) if obj is not None else None)
+
+    def _publish(self, config: ClusterAuthConfig | None) -> None:
+        if config == self._last:
+            return
+        self._last = config
+        _log.info("authentication configuration from %s/%s updated", AUTH_NAMESPACE, AUTH_CONFIGMAP)
+        self._on_change(config)

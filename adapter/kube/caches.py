@@ -1,0 +1,93 @@
+"""The set of watch caches the adapter keeps: one per group/resource, started on first use.
+
+Job: implement the `ObjectCaches` Protocol over real `ObjectCache`s. A cache is created the
+first time a request needs its resource (for `*` custom-metric requests and resource metrics),
+then kept for the life of the process; concurrent first requests share one start. Readiness is
+awaited with a timeout so a request never hangs on a cache that cannot sync.
+
+Non-goals: eviction of unused caches (the set of resources is bounded by the rule file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from adapter.kube.cache import ObjectCache
+from adapter.kube.client import KubeClient
+from adapter.kube.objects import GroupResourceLike, ObjectReader
+from adapter.kube.resources import ResourceResolver
+
+__all__ = ["KubeObjectCaches"]
+
+_log = logging.getLogger(__name__)
+
+
+class KubeObjectCaches:
+    def __init__(self, client: KubeClient, resolver: ResourceResolver, *, sync_timeout: float = 10.0) -> None:
+        self._client = client
+        self._resolver = resolver
+        self._sync_timeout = sync_timeout
+        self._caches: dict[tuple[str, str], ObjectCache] = {}
+        self._starting: dict[tuple[str, str], asyncio.Future[ObjectCache]] = {}
+        self._background: set[asyncio.Task[ObjectCache]] = set()
+
+    async def reader(self, resource: GroupResourceLike) -> ObjectReader:
+        cache = await self._cache(resource.group, resource.resource)
+        await cache.wait_synced(self._sync_timeout)
+        return cache
+
+    async def _cache(self, group: str, resource: str) -> ObjectCache:
+        key = (group, resource)
+        cache = self._caches.get(key)
+        if cache is not None:
+            return cache
+        pending = self._starting.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[ObjectCache] = asyncio.get_running_loop().create_future()
+        self._starting[key] = future
+        try:
+            info = await self._resolver.resolve(group, resource)
+            # Aliases (singular names) resolve to the same plural: share its cache.
+            canonical = (info.group, info.resource)
+            cache = self._caches.get(canonical)
+            if cache is None:
+                cache = ObjectCache(self._client, info)
+                cache.start()
+                self._caches[canonical] = cache
+                _log.info("started watch cache for %s", f"{info.resource}.{info.group}".rstrip("."))
+            self._caches[key] = cache
+            future.set_result(cache)
+            return cache
+        except BaseException as err:
+            future.set_exception(err)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            del self._starting[key]
+
+    def prewarm(self, *resources: tuple[str, str]) -> None:
+        """Start caches in the background (pods and nodes at startup) without waiting."""
+        for group, resource in resources:
+            task = asyncio.create_task(self._cache(group, resource))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            task.add_done_callback(_log_failure)
+
+    def sizes(self) -> dict[str, int]:
+        """Objects per cached resource, for the adapter's own metrics."""
+        seen: dict[int, str] = {}
+        for cache in self._caches.values():
+            seen.setdefault(id(cache), f"{cache.info.resource}.{cache.info.group}".rstrip("."))
+        return {name: len(cache) for cache in self._caches.values()
+                for name in [seen[id(cache)]]}
+
+    async def stop(self) -> None:
+        for cache in {id(c): c for c in self._caches.values()}.values():
+            await cache.stop()
+
+
+def _log_failure(task: asyncio.Task[ObjectCache]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        _log.warning("could not start watch cache: %s", task.exception())

@@ -1,0 +1,165 @@
+"""Async Kubernetes REST client on aiohttp: JSON GET/POST and streamed watches.
+
+Job: one pooled session per API server identity; bearer tokens (static or a rotating token
+file re-read every minute), client certificates, CA verification; non-2xx answers become
+`KubeAPIError` carrying the server's typed `StatusError`; transport failures and timeouts
+become `KubeUnavailable`. Watch streams are split into JSON events without aiohttp's line-size
+limit (one event can be a large object).
+
+Non-goals: retries (callers decide), caching (cache.py), writes other than POST of reviews.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from adapter.kube.config import KubeConfig
+from adapter.kube.errors import KubeAPIError, KubeUnavailable
+from kubecommon.status import status_error_from_dict
+from kubecommon.tls import client_ssl_context
+
+__all__ = ["KubeClient"]
+
+_log = logging.getLogger(__name__)
+_TOKEN_REFRESH_SECONDS = 60.0
+_MAX_EVENT_BYTES = 64 * 1024 * 1024
+
+
+class KubeClient:
+    def __init__(self, config: KubeConfig, *, timeout: float = 10.0,
+                 user_agent: str = "prom-autoscaler-adapter",
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self._timeout = timeout
+        self._user_agent = user_agent
+        self._clock = clock
+        self._session: aiohttp.ClientSession | None = None
+        self._token: str | None = config.token
+        self._token_read_at = float("-inf")
+
+    async def start(self) -> None:
+        cfg = self.config
+        ssl_ctx = client_ssl_context(ca_pem=cfg.ca_pem, cert_file=cfg.client_cert_file,
+                                     key_file=cfg.client_key_file, insecure=cfg.insecure)
+        connector = aiohttp.TCPConnector(ssl=ssl_ctx, limit=64) if cfg.server.startswith("https") \
+            else aiohttp.TCPConnector(limit=64)
+        self._session = aiohttp.ClientSession(connector=connector, headers={"User-Agent": self._user_agent})
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        token = self._current_token()
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        elif self.config.username is not None:
+            raw = f"{self.config.username}:{self.config.password or ''}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(raw).decode()
+        return headers
+
+    def _current_token(self) -> str | None:
+        path = self.config.token_file
+        if not path or self._clock() - self._token_read_at < _TOKEN_REFRESH_SECONDS:
+            return self._token
+        try:
+            self._token = Path(path).read_text().strip() or None
+            self._token_read_at = self._clock()
+        except OSError as err:
+            _log.warning("cannot read token file %s: %s (keeping the previous token)", path, err)
+        return self._token
+
+    def _request_kwargs(self) -> dict[str, Any]:
+        if self.config.tls_server_name:
+            return {"server_hostname": self.config.tls_server_name}
+        return {}
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("KubeClient.start() was not awaited")
+        return self._session
+
+    async def request_json(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
+                           body: Any = None, timeout: float | None = None) -> dict[str, Any]:
+        """One request; returns the decoded JSON object or raises KubeAPIError/KubeUnavailable."""
+        url = self.config.server + path
+        client_timeout = aiohttp.ClientTimeout(total=timeout or self._timeout)
+        try:
+            async with self.session.request(method, url, params=params, json=body,
+                                            headers=self._headers(), timeout=client_timeout,
+                                            **self._request_kwargs()) as resp:
+                raw = await resp.read()
+                return self._decode(method, path, resp.status, raw)
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"{method} {path}: {type(err).__name__}: {err}") from err
+
+    @staticmethod
+    def _decode(method: str, path: str, code: int, raw: bytes) -> dict[str, Any]:
+        try:
+            doc = json.loads(raw) if raw else {}
+        except ValueError:
+            doc = None
+        if 200 <= code < 300:
+            if not isinstance(doc, dict):
+                raise KubeUnavailable(f"{method} {path}: HTTP {code} with a non-JSON body")
+            return doc
+        raise KubeAPIError(status_error_from_dict(doc if isinstance(doc, dict) else None, code),
+                           method=method, path=path)
+
+    async def get(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
+        return await self.request_json("GET", path, params=params)
+
+    async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return await self.request_json("POST", path, body=body)
+
+    async def watch(self, path: str, params: Mapping[str, str], *,
+                    read_timeout: float) -> AsyncIterator[dict[str, Any]]:
+        """Stream watch events ({type, object}); ends when the server closes the stream."""
+        url = self.config.server + path
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, sock_read=read_timeout)
+        try:
+            async with self.session.get(url, params={**params, "watch": "true"}, headers=self._headers(),
+                                        timeout=timeout, **self._request_kwargs()) as resp:
+                if resp.status != 200:
+                    self._decode("GET", path, resp.status, await resp.read())
+                async for event in _json_lines(resp.content):
+                    yield event
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"WATCH {path}: {type(err).__name__}: {err}") from err
+
+
+async def _json_lines(stream: aiohttp.StreamReader) -> AsyncIterator[dict[str, Any]]:
+    buffer = bytearray()
+    async for chunk in stream.iter_any():
+        buffer.extend(chunk)
+        if len(buffer) > _MAX_EVENT_BYTES:
+            raise KubeUnavailable("watch event larger than 64 MiB")
+        while (newline := buffer.find(b"\n")) >= 0:
+            line = bytes(buffer[:newline]).strip()
+            del buffer[:newline + 1]
+            if line:
+                yield _event(line)
+    if buffer.strip():
+        yield _event(bytes(buffer))
+
+
+def _event(line: bytes) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except ValueError as err:
+        raise KubeUnavailable(f"undecodable watch event: {err}") from err
+    if not isinstance(event, dict):
+        raise KubeUnavailable("watch event is not an object")
+    return event

@@ -1,0 +1,153 @@
+"""TokenReview and SubjectAccessReview clients with bounded-TTL, bounded-size caches.
+
+Job: delegated authentication and authorization calls to kube-apiserver with k8s.io/apiserver's
+defaults: 10 s cache TTL for authenticated and unauthenticated tokens and for allowed and denied
+decisions, API errors never cached, retries with backoff (500 ms x1.5, 5 steps) on transient
+failures, identical concurrent reviews sent once. Tokens are cached by their SHA-256, never kept
+in clear; SAR answers are keyed by the JSON of the whole spec and not cached when that key
+exceeds 10 000 bytes (upstream's limit on request-controlled attributes).
+
+Non-goals: deciding what a review result means for the HTTP answer (adapter.server.auth).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from adapter.kube.client import KubeClient
+from adapter.kube.errors import KubeAPIError, KubeUnavailable
+from adapter.kube.identity import UserInfo
+from adapter.kube.ttlcache import TTLCache
+
+__all__ = ["AccessDecision", "SubjectAccessReviewer", "TokenResult", "TokenReviewer"]
+
+_MAX_CACHEABLE_KEY = 10_000
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenResult:
+    authenticated: bool
+    user: UserInfo | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccessDecision:
+    allowed: bool
+    denied: bool = False
+    reason: str = ""
+    evaluation_error: str = ""
+
+
+def _transient(err: Exception) -> bool:
+    if isinstance(err, KubeUnavailable):
+        return True
+    return isinstance(err, KubeAPIError) and (err.code >= 500 or err.code == 429)
+
+
+class _CachedCaller(Generic[K, V]):
+    """Cache + single-flight + retry around one kind of review call."""
+
+    def __init__(self, *, max_entries: int, clock: Callable[[], float], retry_steps: int,
+                 sleep: Callable[[float], Awaitable[None]]) -> None:
+        self.cache: TTLCache[K, V] = TTLCache(max_entries)
+        self._clock = clock
+        self._inflight: dict[K, asyncio.Future[V]] = {}
+        self._steps = retry_steps
+        self._sleep = sleep
+
+    async def call(self, key: K, fetch: Callable[[], Awaitable[V]], ttl: Callable[[V], float],
+                   cacheable: bool = True) -> V:
+        cached = self.cache.get(key, now=self._clock())
+        if cached is not None:
+            return cached
+        pending = self._inflight.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            value = await self._with_retries(fetch)
+            if cacheable:
+                self.cache.put(key, value, expires_at=self._clock() + ttl(value))
+            future.set_result(value)
+            return value
+        except BaseException as err:
+            future.set_exception(err)
+            future.exception()
+            raise
+        finally:
+            del self._inflight[key]
+
+    async def _with_retries(self, fetch: Callable[[], Awaitable[V]]) -> V:
+        delay = 0.5
+        for attempt in range(self._steps):
+            try:
+                return await fetch()
+            except (KubeUnavailable, KubeAPIError) as err:
+                if attempt == self._steps - 1 or not _transient(err):
+                    raise
+            await self._sleep(delay)
+            delay *= 1.5
+        raise AssertionError("unreachable")
+
+
+class TokenReviewer:
+    def __init__(self, client: KubeClient, *, ttl: float = 10.0, max_entries: int = 10_000,
+                 audiences: tuple[str, ...] = (), clock: Callable[[], float] = time.monotonic,
+                 retry_steps: int = 5, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self._client = client
+        self._ttl = ttl
+        self._audiences = audiences
+        self._calls: _CachedCaller[bytes, TokenResult] = _CachedCaller(
+            max_entries=max_entries, clock=clock, retry_steps=retry_steps, sleep=sleep)
+
+    async def review(self, token: str) -> TokenResult:
+        key = hashlib.sha256(token.encode()).digest()
+        return await self._calls.call(key, lambda: self._fetch(token), lambda _: self._ttl)
+
+    async def _fetch(self, token: str) -> TokenResult:
+        spec: dict[str, Any] = {"token": token}
+        if self._audiences:
+            spec["audiences"] = list(self._audiences)
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec}
+        answer = await self._client.post("/apis/authentication.k8s.io/v1/tokenreviews", body)
+        status = answer.get("status") or {}
+        if not status.get("authenticated"):
+            return TokenResult(authenticated=False, error=str(status.get("error") or "token not authenticated"))
+        return TokenResult(authenticated=True, user=UserInfo.from_review(status.get("user") or {}))
+
+
+class SubjectAccessReviewer:
+    def __init__(self, client: KubeClient, *, allowed_ttl: float = 10.0, denied_ttl: float = 10.0,
+                 max_entries: int = 10_000, clock: Callable[[], float] = time.monotonic,
+                 retry_steps: int = 5, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self._client = client
+        self._allowed_ttl = allowed_ttl
+        self._denied_ttl = denied_ttl
+        self._calls: _CachedCaller[str, AccessDecision] = _CachedCaller(
+            max_entries=max_entries, clock=clock, retry_steps=retry_steps, sleep=sleep)
+
+    async def review(self, spec: Mapping[str, Any]) -> AccessDecision:
+        key = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+        return await self._calls.call(key, lambda: self._fetch(spec), self._ttl,
+                                      cacheable=len(key) <= _MAX_CACHEABLE_KEY)
+
+    def _ttl(self, decision: AccessDecision) -> float:
+        return self._allowed_ttl if decision.allowed else self._denied_ttl
+
+    async def _fetch(self, spec: Mapping[str, Any]) -> AccessDecision:
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": dict(spec)}
+        answer = await self._client.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", body)
+        status = answer.get("status") or {}
+        return AccessDecision(allowed=bool(status.get("allowed")), denied=bool(status.get("denied")),
+                              reason=str(status.get("reason") or ""),
+                              evaluation_error=str(status.get("evaluationError") or ""))

@@ -1,0 +1,207 @@
+"""Delegated authentication: the k8s.io/apiserver authenticator chain (spec §1.3–§1.8).
+
+Order: (1) front-proxy client certificate issued by the requestheader CA with an allowed CN →
+identity from X-Remote-User/Group/Extra-*; (2) client certificate from the client CA → CN/O;
+(3) bearer token → TokenReview. The first success wins and gets `system:authenticated`; if none
+succeeded but one failed (bad certificate, CN not allowed, rejected token) → 401; with no
+credentials at all → `system:anonymous` (authorization then decides).
+
+Identity headers are read ONLY after the front-proxy certificate checks passed; on any other
+connection they are ignored.
+
+Non-goals: the TLS handshake (serving.py), authorization (authz.py), HTTP rendering.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Protocol
+from urllib.parse import unquote
+
+from multidict import CIMultiDictProxy, MultiMapping
+
+from adapter.kube.authconfig import ClusterAuthConfig
+from adapter.kube.errors import KubeError
+from adapter.kube.identity import ANONYMOUS, UserInfo
+from adapter.kube.reviews import TokenResult
+from kubecommon.status import Unauthorized
+from kubecommon.tls import certificate_subject, verify_chain
+
+__all__ = ["AuthnFlags", "AuthnSettings", "Authenticator", "RequestHeaderSettings", "merge_settings"]
+
+_log = logging.getLogger(__name__)
+DEFAULT_USERNAME_HEADERS = ("X-Remote-User",)
+DEFAULT_GROUP_HEADERS = ("X-Remote-Group",)
+DEFAULT_EXTRA_PREFIXES = ("X-Remote-Extra-",)
+
+
+class TokenReviewerLike(Protocol):
+    async def review(self, token: str) -> TokenResult: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestHeaderSettings:
+    ca_pem: bytes
+    allowed_names: tuple[str, ...] = ()
+    username_headers: tuple[str, ...] = DEFAULT_USERNAME_HEADERS
+    group_headers: tuple[str, ...] = DEFAULT_GROUP_HEADERS
+    extra_prefixes: tuple[str, ...] = DEFAULT_EXTRA_PREFIXES
+    uid_headers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuthnSettings:
+    requestheader: RequestHeaderSettings | None = None
+    client_ca_pem: bytes = b""
+
+    def trusted_ca_bundle(self) -> bytes:
+        """What the TLS handshake verifies client certificates against (union of both CAs)."""
+        parts = [self.requestheader.ca_pem if self.requestheader else b"", self.client_ca_pem]
+        return b"\n".join(p.strip() for p in parts if p.strip())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuthnFlags:
+    """Command-line values; a set flag wins over the cluster ConfigMap (k8s.io/apiserver rule)."""
+
+    client_ca_pem: bytes = b""
+    requestheader_ca_pem: bytes = b""
+    allowed_names: tuple[str, ...] = ()
+    username_headers: tuple[str, ...] = ()
+    group_headers: tuple[str, ...] = ()
+    extra_prefixes: tuple[str, ...] = ()
+    uid_headers: tuple[str, ...] = ()
+
+
+def merge_settings(flags: AuthnFlags, cluster: ClusterAuthConfig | None) -> AuthnSettings:
+    """Flags first; the ConfigMap fills what the flags leave unset."""
+    c = cluster or ClusterAuthConfig()
+    if flags.requestheader_ca_pem:
+        source_ca, source = flags.requestheader_ca_pem, flags
+    else:
+        source_ca, source = c.requestheader_ca_pem, c  # type: ignore[assignment]
+    requestheader = None
+    if source_ca.strip():
+        requestheader = RequestHeaderSettings(
+            ca_pem=source_ca,
+            allowed_names=source.allowed_names,
+            username_headers=source.username_headers or DEFAULT_USERNAME_HEADERS,
+            group_headers=source.group_headers or DEFAULT_GROUP_HEADERS,
+            extra_prefixes=source.extra_prefixes or DEFAULT_EXTRA_PREFIXES,
+            uid_headers=source.uid_headers,
+        )
+    return AuthnSettings(requestheader=requestheader,
+                         client_ca_pem=flags.client_ca_pem or c.client_ca_pem)
+
+
+class _Failed(Exception):
+    """One authenticator rejected presented credentials."""
+
+
+class Authenticator:
+    def __init__(self, settings: AuthnSettings, token_reviewer: TokenReviewerLike | None) -> None:
+        self.settings = settings
+        self._tokens = token_reviewer
+
+    async def authenticate(self, *, peer_cert_der: bytes | None,
+                           headers: CIMultiDictProxy[str] | MultiMapping[str]) -> UserInfo:
+        errors: list[str] = []
+        for step in (self._front_proxy, self._client_cert):
+            try:
+                user = step(peer_cert_der, headers)
+            except _Failed as err:
+                errors.append(str(err))
+                continue
+            if user is not None:
+                return user.with_authenticated_group()
+        try:
+            user = await self._bearer(headers)
+        except _Failed as err:
+            errors.append(str(err))
+            user = None
+        if user is not None:
+            return user.with_authenticated_group()
+        if errors:
+            _log.info("authentication failed: %s", "; ".join(errors))
+            raise Unauthorized()
+        return ANONYMOUS
+
+    def _front_proxy(self, der: bytes | None, headers: MultiMapping[str]) -> UserInfo | None:
+        settings = self.settings.requestheader
+        if settings is None or der is None:
+            return None
+        if not verify_chain(der, settings.ca_pem):
+            raise _Failed("front-proxy: certificate not signed by the requestheader CA")
+        common_name, _ = certificate_subject(der)
+        if settings.allowed_names and common_name not in settings.allowed_names:
+            raise _Failed(f"x509: subject with cn={common_name} is not in the allowed list")
+        name = _first(headers, settings.username_headers)
+        if not name:
+            return None
+        groups = tuple(v for h in settings.group_headers for v in headers.getall(h, []) if v)
+        return UserInfo(name=name, uid=_first(headers, settings.uid_headers), groups=groups,
+                        extra=_extra(headers, settings.extra_prefixes))
+
+    def _client_cert(self, der: bytes | None, headers: MultiMapping[str]) -> UserInfo | None:
+        ca = self.settings.client_ca_pem
+        if not ca.strip() or der is None:
+            return None
+        if not verify_chain(der, ca):
+            raise _Failed("x509: certificate signed by unknown authority")
+        common_name, organizations = certificate_subject(der)
+        if not common_name:
+            raise _Failed("x509: certificate has no common name")
+        credential = "X509SHA256=" + hashlib.sha256(der).hexdigest()
+        return UserInfo(name=common_name, groups=organizations,
+                        extra=MappingProxyType({"authentication.kubernetes.io/credential-id": (credential,)}))
+
+    async def _bearer(self, headers: MultiMapping[str]) -> UserInfo | None:
+        header = headers.get("Authorization", "")
+        scheme, _, rest = header.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        token = rest.strip().split(" ")[0] if rest.strip() else ""
+        if not token:
+            raise _Failed("bearer: empty token")
+        if self._tokens is None:
+            raise _Failed("bearer: token authentication is not configured")
+        try:
+            result = await self._tokens.review(token)
+        except KubeError as err:
+            _log.warning("TokenReview failed: %s", err)
+            raise _Failed("bearer: token review unavailable") from None
+        if not result.authenticated or result.user is None:
+            raise _Failed(f"bearer: {result.error or 'token rejected'}")
+        return result.user
+
+
+def _first(headers: MultiMapping[str], names: tuple[str, ...]) -> str:
+    for name in names:
+        for value in headers.getall(name, []):
+            if value.strip():
+                return value.strip()
+    return ""
+
+
+def _extra(headers: MultiMapping[str], prefixes: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
+    extra: dict[str, list[str]] = {}
+    lowered = tuple(p.lower() for p in prefixes)
+    for name, value in headers.items():
+        lname = name.lower()
+        for prefix in lowered:
+            if lname.startswith(prefix) and len(lname) > len(prefix):
+                key = _unescape(lname[len(prefix):])
+                extra.setdefault(key, []).append(value)
+                break
+    return MappingProxyType({k: tuple(v) for k, v in extra.items()})
+
+
+def _unescape(key: str) -> str:
+    try:
+        return unquote(key, errors="strict")
+    except UnicodeDecodeError:
+        return key

@@ -1,0 +1,54 @@
+"""What the server's middleware and infrastructure handlers read from the application.
+
+One frozen `ServerContext` is stored under `CONTEXT` on the aiohttp app by `routes.build_app`.
+Metric handlers (custom/external/resource) keep their services under their own AppKeys.
+
+Non-goals: construction of the parts (adapter.app wires them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from adapter.kube.identity import UserInfo
+from adapter.server.authn import Authenticator
+from adapter.server.authz import Authorizer
+from adapter.server.requestinfo import RequestInfo
+from adapter.server.telemetry import Telemetry
+
+__all__ = ["CONTEXT", "REQUEST_INFO", "USER", "Groups", "ServerContext"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Groups:
+    """Which API groups this server answers (metrics.k8s.io only with resourceRules)."""
+
+    custom: bool = True
+    external: bool = True
+    resource: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerContext:
+    telemetry: Telemetry
+    # None means authentication and authorization are disabled (--insecure-disable-auth).
+    authenticator: Authenticator | None
+    authorizer: Authorizer | None
+    groups: Groups
+    # () -> the current discovery registry snapshot (adapter.discovery.registry.Registry)
+    registry: Callable[[], Any]
+    # name -> () -> (ok, reason); /readyz fails while any check fails
+    readiness: Mapping[str, Callable[[], tuple[bool, str]]] = field(default_factory=dict)
+    version: Mapping[str, str] = field(default_factory=dict)
+    max_url_length: int = 16 * 1024
+
+
+CONTEXT = web.AppKey("server_context", ServerContext)
+# Per-request values set by the middleware.
+REQUEST_INFO = "prom_autoscaler.request_info"
+USER = "prom_autoscaler.user"
+_ = (RequestInfo, UserInfo)  # the types stored under REQUEST_INFO and USER

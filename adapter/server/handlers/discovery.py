@@ -1,0 +1,81 @@
+"""Discovery endpoints: `/apis`, `/apis/<group>`, `/apis/<group>/<version>` (trailing slash too).
+
+Answered from the current registry snapshot, never blocking on Prometheus; documents are
+serialised once per snapshot. Aggregated-discovery-only requests on `/apis` get 406 from the
+negotiation middleware, which makes kube-aggregator fall back to these legacy documents.
+
+Non-goals: the documents' shape (discovery_docs).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from adapter.server import discovery_docs as docs
+from adapter.server.context import CONTEXT, ServerContext
+
+__all__ = ["register"]
+
+
+def _json(body: bytes) -> web.Response:
+    return web.Response(body=body, content_type="application/json")
+
+
+def _dump(doc: Any) -> bytes:
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+class _Documents:
+    """Serialised documents, rebuilt when the registry snapshot object changes."""
+
+    def __init__(self, ctx: ServerContext) -> None:
+        self._ctx = ctx
+        self._snapshot: Any = None
+        self._lists: dict[tuple[str, str], bytes] = {}
+        served = [g for g, on in ((docs.CUSTOM, ctx.groups.custom), (docs.EXTERNAL, ctx.groups.external),
+                                  (docs.RESOURCE, ctx.groups.resource)) if on]
+        self.groups = tuple(served)
+        self.group_list = _dump(docs.api_group_list(served))
+        self.group_docs = {g: _dump(docs.api_group(g)) for g in served}
+
+    def resource_list(self, group: str, version: str) -> bytes:
+        snapshot = self._ctx.registry()
+        if snapshot is not self._snapshot:
+            self._snapshot, self._lists = snapshot, {}
+        cached = self._lists.get((group, version))
+        if cached is None:
+            if group == docs.CUSTOM:
+                resources = docs.custom_resources(snapshot.custom_metrics())
+            elif group == docs.EXTERNAL:
+                resources = docs.external_resources(snapshot.external_metrics())
+            else:
+                resources = docs.resource_metrics_resources()
+            cached = self._lists[(group, version)] = _dump(docs.resource_list(group, version, resources))
+        return cached
+
+
+def register(app: web.Application) -> None:
+    documents = _Documents(app[CONTEXT])
+
+    async def group_list(_: web.Request) -> web.Response:
+        return _json(documents.group_list)
+
+    app.router.add_get("/apis", group_list)
+    app.router.add_get("/apis/", group_list)
+    for group in documents.groups:
+        body = documents.group_docs[group]
+
+        async def group_doc(_: web.Request, body: bytes = body) -> web.Response:
+            return _json(body)
+
+        app.router.add_get(f"/apis/{group}", group_doc)
+        app.router.add_get(f"/apis/{group}/", group_doc)
+        for version in docs.VERSIONS[group]:
+            async def version_doc(_: web.Request, group: str = group, version: str = version) -> web.Response:
+                return _json(documents.resource_list(group, version))
+
+            app.router.add_get(f"/apis/{group}/{version}", version_doc)
+            app.router.add_get(f"/apis/{group}/{version}/", version_doc)

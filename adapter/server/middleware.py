@@ -1,0 +1,146 @@
+"""The request pipeline: errors → Status, request metrics, authentication, authorization, negotiation.
+
+THE one place where exceptions become HTTP answers. `StatusError`s are rendered as they are;
+typed errors of lower layers are mapped by `status_for` (table below); anything else is our bug:
+logged with its traceback and answered 500 InternalError without details. Backend details
+(Prometheus URLs, PromQL, Kubernetes messages) go to the log only.
+
+Order (outermost first), like k8s.io/apiserver's filter chain: metrics+errors, authentication,
+authorization, content negotiation, then the route's handler. Unrouted paths therefore still need
+credentials before they get their 404.
+
+Non-goals: rendering successful bodies (handlers and render modules do).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from adapter.kube import errors as kube_errors
+from adapter.prometheus import errors as prom_errors
+from adapter.rules.query import QueryError
+from adapter.server import negotiation
+from adapter.server.context import CONTEXT, REQUEST_INFO, USER
+from adapter.server.requestinfo import RequestInfo, derive_request_info
+from kubecommon.selectors import SelectorError
+from kubecommon.status import (
+    BadRequest,
+    InternalError,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    ServiceUnavailable,
+    StatusError,
+)
+
+__all__ = ["MIDDLEWARES", "status_for", "status_response"]
+
+_log = logging.getLogger(__name__)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_NEGOTIATED_PREFIXES = ("/apis", "/openapi", "/version")
+
+
+def status_response(error: StatusError) -> web.Response:
+    body = json.dumps(error.to_dict(), separators=(",", ":")).encode()
+    headers = {"X-Content-Type-Options": "nosniff", **error.headers}
+    return web.Response(status=error.code, body=body, content_type="application/json", headers=headers)
+
+
+def status_for(err: BaseException) -> StatusError:
+    """Map any exception to the Status the client gets (logging what the client must not see)."""
+    if isinstance(err, StatusError):
+        return err
+    if isinstance(err, web.HTTPException):
+        return _from_http_exception(err)
+    if isinstance(err, (SelectorError, QueryError)):
+        return BadRequest(str(err))
+    if isinstance(err, kube_errors.UnknownResource):
+        return NotFound.for_path()
+    if isinstance(err, kube_errors.KubeUnavailable):
+        _log.warning("kubernetes unavailable: %s", err)
+        return ServiceUnavailable("unable to list matching resources: the Kubernetes API is unavailable")
+    if isinstance(err, kube_errors.KubeError):
+        _log.error("kubernetes error: %s", err)
+        return InternalError.wrapping("unable to list matching resources")
+    if isinstance(err, (prom_errors.PrometheusUnreachable, prom_errors.PrometheusTimeout)):
+        _log.warning("prometheus unavailable: %s", err)
+        return ServiceUnavailable("unable to fetch metrics: the metrics backend is unavailable")
+    if isinstance(err, prom_errors.PrometheusError):
+        _log.error("prometheus error: %s", err)
+        return InternalError.wrapping("unable to fetch metrics")
+    _log.error("unhandled error serving a request", exc_info=err)
+    return InternalError.wrapping("an unexpected error occurred, see the adapter's log")
+
+
+def _from_http_exception(exc: web.HTTPException) -> StatusError:
+    if exc.status == 404:
+        return NotFound.for_path()
+    if exc.status == 405:
+        return MethodNotAllowed("the server does not allow this method on the requested resource")
+    if exc.status in (413, 414, 431) or 400 <= exc.status < 500:
+        return BadRequest(exc.reason or "bad request")
+    return InternalError.wrapping(exc.reason or "internal error")
+
+
+@web.middleware
+async def errors_and_metrics(request: web.Request, handler: Handler) -> web.StreamResponse:
+    ctx = request.app[CONTEXT]
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    info = derive_request_info(request.method, request.path, request.query)
+    request[REQUEST_INFO] = info
+    try:
+        if len(request.raw_path) > ctx.max_url_length:
+            raise BadRequest(f"request URI longer than {ctx.max_url_length} bytes")
+        response = await handler(request)
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # noqa: BLE001 - this is the one translation point
+        response = status_response(status_for(err))
+    ctx.telemetry.observe_request(group=info.api_group, version=info.api_version,
+                                  verb=_verb(info), code=response.status,
+                                  seconds=loop.time() - started)
+    return response
+
+
+def _verb(info: RequestInfo) -> str:
+    # Bounded label values only: an attacker's method names must not create series.
+    return info.verb if info.verb in ("get", "list", "watch", "head", "post", "put", "patch",
+                                      "delete", "create", "update", "deletecollection") else "other"
+
+
+def _peer_certificate(request: web.Request) -> bytes | None:
+    transport = request.transport
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    if not isinstance(ssl_object, (ssl.SSLObject, ssl.SSLSocket)):
+        return None
+    return ssl_object.getpeercert(binary_form=True)
+
+
+@web.middleware
+async def authenticate_and_authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
+    ctx = request.app[CONTEXT]
+    if ctx.authenticator is None or ctx.authorizer is None:
+        return await handler(request)  # --insecure-disable-auth
+    user = await ctx.authenticator.authenticate(peer_cert_der=_peer_certificate(request),
+                                                headers=request.headers)
+    request[USER] = user
+    await ctx.authorizer.authorize(user, request[REQUEST_INFO])
+    return await handler(request)
+
+
+@web.middleware
+async def negotiate(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.path.startswith(_NEGOTIATED_PREFIXES) and \
+            not negotiation.accepts_json(request.headers.get("Accept")):
+        raise NotAcceptable.for_types()
+    return await handler(request)
+
+
+MIDDLEWARES = (errors_and_metrics, authenticate_and_authorize, negotiate)

@@ -1,0 +1,186 @@
+"""Command-line flags of `python -m adapter` (serve), named like k8s.io/apiserver's and
+prometheus-adapter's, and their validation into a frozen `ServeOptions`.
+
+Every flag error names the flag. Prometheus and discovery flags come from
+`adapter.prometheus.settings` (one definition, shared with tools).
+
+Non-goals: starting anything (adapter.app); reading files other than the CA bundles named here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from adapter.prometheus import settings as prom_settings
+from adapter.server.authn import AuthnFlags
+from adapter.server.authz import DEFAULT_ALWAYS_ALLOW_PATHS
+
+__all__ = ["OptionsError", "ServeOptions", "build_parser", "options_from_args", "parse"]
+
+
+class OptionsError(ValueError):
+    """A flag value is unusable; the message starts with the flag."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeOptions:
+    config: Path
+    bind_address: str
+    secure_port: int
+    tls_cert_file: Path | None
+    tls_key_file: Path | None
+    cert_dir: Path
+    tls_min_version: str
+    tls_reload_interval: float
+    service_name: str | None
+    service_namespace: str | None
+    kubeconfig: str | None
+    authentication_kubeconfig: str | None
+    authorization_kubeconfig: str | None
+    authn_flags: AuthnFlags
+    skip_lookup: bool
+    token_cache_ttl: float
+    authorized_ttl: float
+    unauthorized_ttl: float
+    review_cache_size: int
+    always_allow_paths: tuple[str, ...]
+    insecure_disable_auth: bool
+    cache_sync_timeout: float
+    verbosity: int
+    prometheus: prom_settings.PrometheusSettings
+    discovery: prom_settings.DiscoverySettings
+
+
+def _csv(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m adapter", description=(
+        "Serve custom.metrics.k8s.io, external.metrics.k8s.io and metrics.k8s.io from Prometheus."))
+    parser.add_argument("--config", required=True, help="rule file (prometheus-adapter format)")
+    parser.add_argument("--v", type=int, default=0, help="log verbosity (0 info, 4+ debug)")
+    serving = parser.add_argument_group("Secure serving")
+    serving.add_argument("--bind-address", default="0.0.0.0")
+    serving.add_argument("--secure-port", type=int, default=6443)
+    serving.add_argument("--tls-cert-file", default="")
+    serving.add_argument("--tls-private-key-file", default="")
+    serving.add_argument("--cert-dir", default="apiserver.local.config/certificates",
+                         help="where a self-signed certificate is kept when --tls-cert-file is not given")
+    serving.add_argument("--tls-min-version", default="VersionTLS12", choices=("VersionTLS12", "VersionTLS13"))
+    serving.add_argument("--tls-reload-interval", default="10s",
+                         help="how often certificate files are checked for changes (extension)")
+    serving.add_argument("--service-name", default=os.environ.get("SERVICE_NAME", ""),
+                         help="Service name for the self-signed certificate's SANs (env SERVICE_NAME)")
+    serving.add_argument("--service-namespace", default=os.environ.get("POD_NAMESPACE", ""),
+                         help="Service namespace for the SANs (env POD_NAMESPACE)")
+    kube = parser.add_argument_group("Kubernetes")
+    kube.add_argument("--kubeconfig", "--lister-kubeconfig", dest="kubeconfig", default="",
+                      help="kubeconfig for reading objects; in-cluster configuration when empty")
+    kube.add_argument("--cache-sync-timeout", default="10s",
+                      help="how long a request waits for a watch cache's first list (extension)")
+    _add_auth_flags(parser)
+    prom_settings.add_flags(parser)
+    return parser
+
+
+def _add_auth_flags(parser: argparse.ArgumentParser) -> None:
+    authn = parser.add_argument_group("Delegated authentication")
+    authn.add_argument("--authentication-kubeconfig", default="",
+                       help="kubeconfig for TokenReview and the auth ConfigMap (default: --kubeconfig)")
+    authn.add_argument("--authentication-skip-lookup", action="store_true",
+                       help="do not read kube-system/extension-apiserver-authentication")
+    authn.add_argument("--authentication-token-webhook-cache-ttl", default="10s")
+    authn.add_argument("--client-ca-file", default="")
+    authn.add_argument("--requestheader-client-ca-file", default="")
+    authn.add_argument("--requestheader-allowed-names", default="", help="comma-separated CNs")
+    authn.add_argument("--requestheader-username-headers", default="")
+    authn.add_argument("--requestheader-group-headers", default="")
+    authn.add_argument("--requestheader-extra-headers-prefix", default="")
+    authn.add_argument("--requestheader-uid-headers", default="")
+    authz = parser.add_argument_group("Delegated authorization")
+    authz.add_argument("--authorization-kubeconfig", default="",
+                       help="kubeconfig for SubjectAccessReview (default: --kubeconfig)")
+    authz.add_argument("--authorization-webhook-cache-authorized-ttl", default="10s")
+    authz.add_argument("--authorization-webhook-cache-unauthorized-ttl", default="10s")
+    authz.add_argument("--authorization-always-allow-paths", default=",".join(DEFAULT_ALWAYS_ALLOW_PATHS))
+    authz.add_argument("--auth-cache-size", type=int, default=10_000,
+                       help="maximum cached TokenReview and SubjectAccessReview answers each (extension)")
+    parser.add_argument("--insecure-disable-auth", action="store_true",
+                        help="DEVELOPMENT ONLY: serve every request without authentication or authorization")
+
+
+def _read_ca(flag: str, path: str) -> bytes:
+    if not path:
+        return b""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise OptionsError(f"{flag}: cannot read {path}: {err.strerror}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in data:
+        raise OptionsError(f"{flag}: {path} contains no PEM certificate")
+    return data
+
+
+def _duration(args: argparse.Namespace, name: str) -> float:
+    flag = "--" + name.replace("_", "-")
+    try:
+        value = prom_settings.parse_duration(getattr(args, name), flag=flag)
+    except ValueError as err:
+        raise OptionsError(str(err)) from None
+    if value < 0:
+        raise OptionsError(f"{flag}: must not be negative")
+    return value
+
+
+def options_from_args(args: argparse.Namespace) -> ServeOptions:
+    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
+        raise OptionsError("--tls-cert-file and --tls-private-key-file must be given together")
+    if not 0 <= args.secure_port <= 65535:
+        raise OptionsError(f"--secure-port: {args.secure_port} is not a port number")
+    if args.auth_cache_size < 1:
+        raise OptionsError("--auth-cache-size: must be at least 1")
+    try:
+        prometheus = prom_settings.settings_from_args(args)
+        discovery = prom_settings.discovery_settings_from_args(args)
+    except ValueError as err:
+        raise OptionsError(str(err)) from None
+    flags = AuthnFlags(
+        client_ca_pem=_read_ca("--client-ca-file", args.client_ca_file),
+        requestheader_ca_pem=_read_ca("--requestheader-client-ca-file", args.requestheader_client_ca_file),
+        allowed_names=_csv(args.requestheader_allowed_names),
+        username_headers=_csv(args.requestheader_username_headers),
+        group_headers=_csv(args.requestheader_group_headers),
+        extra_prefixes=_csv(args.requestheader_extra_headers_prefix),
+        uid_headers=_csv(args.requestheader_uid_headers),
+    )
+    kubeconfig = args.kubeconfig or None
+    return ServeOptions(
+        config=Path(args.config), bind_address=args.bind_address, secure_port=args.secure_port,
+        tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
+        tls_key_file=Path(args.tls_private_key_file) if args.tls_private_key_file else None,
+        cert_dir=Path(args.cert_dir), tls_min_version=args.tls_min_version,
+        tls_reload_interval=max(0.2, _duration(args, "tls_reload_interval")),
+        service_name=args.service_name or None, service_namespace=args.service_namespace or None,
+        kubeconfig=kubeconfig,
+        authentication_kubeconfig=args.authentication_kubeconfig or kubeconfig,
+        authorization_kubeconfig=args.authorization_kubeconfig or kubeconfig,
+        authn_flags=flags, skip_lookup=args.authentication_skip_lookup,
+        token_cache_ttl=_duration(args, "authentication_token_webhook_cache_ttl"),
+        authorized_ttl=_duration(args, "authorization_webhook_cache_authorized_ttl"),
+        unauthorized_ttl=_duration(args, "authorization_webhook_cache_unauthorized_ttl"),
+        review_cache_size=args.auth_cache_size,
+        always_allow_paths=_csv(args.authorization_always_allow_paths),
+        insecure_disable_auth=args.insecure_disable_auth,
+        cache_sync_timeout=max(0.1, _duration(args, "cache_sync_timeout")),
+        verbosity=args.v, prometheus=prometheus, discovery=discovery,
+    )
+
+
+def parse(argv: Sequence[str]) -> ServeOptions:
+    """Parse and validate; argparse exits with status 2 on unknown flags (as pflag does)."""
+    return options_from_args(build_parser().parse_args(list(argv)))

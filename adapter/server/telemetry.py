@@ -1,0 +1,142 @@
+"""The adapter's own Prometheus metrics, on a per-app `CollectorRegistry` (never the global one).
+
+Exposed at `/metrics`:
+- `prom_autoscaler_adapter_requests_total{group,version,verb,code}` and
+  `prom_autoscaler_adapter_request_duration_seconds{group,verb}`: every API request;
+- `prom_autoscaler_adapter_prometheus_request_duration_seconds{call}` and
+  `prom_autoscaler_adapter_prometheus_request_errors_total{call,error}`: calls to Prometheus
+  (through `InstrumentedPrometheus`, a wrapper that satisfies the `PrometheusAPI` port);
+- `prom_autoscaler_adapter_served_sample_age_seconds`: age of the newest sample in each
+  Prometheus answer used to serve a request;
+- state read at scrape time through callbacks: relist duration/failures/last success, registry
+  size (custom/external metrics, series), watch-cache sizes.
+
+Non-goals: exposition of the Python process collectors (they read /proc at construction, which
+style practice 12 forbids in constructors; the scrape target's own exporter covers them).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from adapter.prometheus.api import PrometheusAPI, Sample, SeriesSink
+
+if TYPE_CHECKING:
+    from adapter.rules.query import PromQL
+
+__all__ = ["InstrumentedPrometheus", "StateSource", "Telemetry"]
+
+_NS = "prom_autoscaler_adapter"
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateSource:
+    """Callbacks read at scrape time; each returns plain numbers (None = unknown yet)."""
+
+    relist: Callable[[], Mapping[str, float | None]] = field(default=lambda: {})
+    registry: Callable[[], Mapping[str, float]] = field(default=lambda: {})
+    caches: Callable[[], Mapping[str, int]] = field(default=lambda: {})
+
+
+class _StateCollector(Collector):
+    def __init__(self, source: StateSource) -> None:
+        self._source = source
+
+    def collect(self) -> Iterable[Metric]:
+        relist = self._source.relist()
+        for key, help_text in (
+            ("last_duration_seconds", "Duration of the last series discovery relist."),
+            ("failures_total", "Relists that failed since start (gauge of a monotonic count)."),
+            ("last_success_timestamp_seconds", "Unix time of the last successful relist."),
+        ):
+            value = relist.get(key)
+            if value is not None:
+                yield GaugeMetricFamily(f"{_NS}_relist_{key}", help_text, value=float(value))
+        registry = GaugeMetricFamily(f"{_NS}_registry_size", "Entries in the metric registry snapshot.",
+                                     labels=["kind"])
+        for kind, value in sorted(self._source.registry().items()):
+            registry.add_metric([kind], float(value))
+        yield registry
+        caches = GaugeMetricFamily(f"{_NS}_watch_cache_objects", "Objects held per watch cache.",
+                                   labels=["resource"])
+        for resource, value in sorted(self._source.caches().items()):
+            caches.add_metric([resource], float(value))
+        yield caches
+
+
+class Telemetry:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self.registry = CollectorRegistry()
+        self._clock = clock
+        self.requests = Counter(f"{_NS}_requests", "API requests served, by API group, version, verb "
+                                "and HTTP code.", ["group", "version", "verb", "code"], registry=self.registry)
+        self.request_duration = Histogram(f"{_NS}_request_duration_seconds", "API request latency.",
+                                          ["group", "verb"], buckets=_LATENCY_BUCKETS, registry=self.registry)
+        self.prometheus_duration = Histogram(f"{_NS}_prometheus_request_duration_seconds",
+                                             "Latency of calls to Prometheus.", ["call"],
+                                             buckets=_LATENCY_BUCKETS, registry=self.registry)
+        self.prometheus_errors = Counter(f"{_NS}_prometheus_request_errors", "Failed calls to Prometheus.",
+                                         ["call", "error"], registry=self.registry)
+        self.sample_age = Histogram(f"{_NS}_served_sample_age_seconds",
+                                    "Age of the newest sample in each Prometheus answer used to serve a "
+                                    "request.", buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1800),
+                                    registry=self.registry)
+
+    def add_state(self, source: StateSource) -> None:
+        self.registry.register(_StateCollector(source))
+
+    def observe_request(self, *, group: str, version: str, verb: str, code: int, seconds: float) -> None:
+        self.requests.labels(group, version, verb, str(code)).inc()
+        self.request_duration.labels(group, verb).observe(seconds)
+
+    def observe_samples(self, samples: Sequence[Sample]) -> None:
+        if samples:
+            newest = max(s.timestamp for s in samples)
+            self.sample_age.observe(max(0.0, self._clock() - newest))
+
+
+class InstrumentedPrometheus:
+    """`PrometheusAPI` that times and counts every call of the wrapped implementation."""
+
+    def __init__(self, inner: PrometheusAPI, telemetry: Telemetry) -> None:
+        self._inner = inner
+        self._telemetry = telemetry
+
+    async def _timed(self, call: str, awaitable: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await awaitable
+        except Exception as err:
+            self._telemetry.prometheus_errors.labels(call, type(err).__name__).inc()
+            raise
+        finally:
+            self._telemetry.prometheus_duration.labels(call).observe(time.perf_counter() - start)
+
+    async def query(self, promql: PromQL, *, time: float | None = None) -> list[Sample]:
+        samples: list[Sample] = await self._timed("query", self._inner.query(promql, time=time))
+        self._telemetry.observe_samples(samples)
+        return samples
+
+    async def series(self, matchers: Sequence[str], *, start: float, end: float) -> list[dict[str, str]]:
+        result: list[dict[str, str]] = await self._timed(
+            "series", self._inner.series(matchers, start=start, end=end))
+        return result
+
+    async def series_foreach(self, matchers: Sequence[str], *, start: float, end: float,
+                             sink: SeriesSink) -> int:
+        count: int = await self._timed(
+            "series", self._inner.series_foreach(matchers, start=start, end=end, sink=sink))
+        return count
+
+
+def _conforms(wrapper: InstrumentedPrometheus) -> PrometheusAPI:
+    """Never called: lets mypy check the wrapper against the port."""
+    return wrapper
