@@ -20,6 +20,7 @@ from types import MappingProxyType
 from adapter.config.errors import ConfigError, Problem
 from adapter.config.model import AdapterConfig, DiscoveryRule, ResourceMapping, ResourceRule
 from adapter.rules import gotemplate, goregex
+from adapter.rules._gotemplate_exec import go_quote
 from adapter.rules.query import QUERY_FIELDS
 from adapter.rules.resources import DEFAULT_TABLE, GroupResource, LabelMapper, ResourceTable
 
@@ -205,7 +206,7 @@ def _compile_rule(
         filters.append(SeriesFilter(pattern=name_pattern, positive=True))
     if name_pattern is not None and not name_as:
         if name_pattern.groups > 1:
-            bad("name.as", f"must specify an 'as' value for name matcher {rule.name.matches!r} "
+            bad("name.as", f"must specify an 'as' value for name matcher {go_quote(rule.name.matches)} "
                 "(it has more than one capture group)")  # fmt: skip
         name_as = "$1" if name_pattern.groups == 1 else "$0"
     mapper = _mapper(rule.resources, "resources", bad, table)
@@ -249,7 +250,7 @@ def _regex(pattern: str, field_path: str, bad: _Bad) -> re.Pattern[str] | None:
 
 def _filter(is_: str, is_not: str, field_path: str, bad: _Bad) -> SeriesFilter | None:
     if is_ and is_not:
-        bad(field_path, f"cannot have both an `is` ({is_!r}) and `isNot` ({is_not!r}) expression in a single filter")
+        bad(field_path, f"cannot have both an `is` ({go_quote(is_)}) and `isNot` ({go_quote(is_not)}) expression in a single filter")
         return None
     if not is_ and not is_not:
         bad(field_path, "must have either an `is` or `isNot` expression in a filter")
@@ -282,7 +283,7 @@ def _mapper(mapping: ResourceMapping, field_path: str, bad: _Bad, table: Resourc
             template = gotemplate.parse(mapping.template, fields=_LABEL_TEMPLATE_FIELDS)
             extractor = _extractor(template)
         except (gotemplate.TemplateError, ValueError) as err:
-            bad(where, f"unable to generate label format from template {mapping.template!r}: {err}")
+            bad(where, f"unable to generate label format from template {go_quote(mapping.template)}: {err}")
             return None
     return LabelMapper(
         overrides=MappingProxyType(overrides), template=template, extractor=extractor, table=table

@@ -1,0 +1,347 @@
+"""Checkers for the adapter conformance runner, one per case `category` (see conformance_adapter).
+
+Each takes (case, fixtures) and returns `Result(ok, expected, got)`; `Unsupported` means the
+case needs a part of the system that cannot be driven from here (reported as SKIP with why).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from adapter.config import ConfigError, parse_config
+from adapter.rules import gotemplate, query
+from adapter.rules.compile import CompiledConfig, CompiledRule, compile_config
+from adapter.rules.query import QUERY_FIELDS, build_query
+from adapter.rules.resources import (
+    DEFAULT_TABLE, GroupResource, NoLabelForResource, ResourceTable, is_root_scoped_for_discovery,
+)  # fmt: skip
+from kubecommon.selectors import parse_selector
+
+
+class Unsupported(Exception):
+    """The case cannot be checked by this runner."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    ok: bool
+    expected: Any
+    got: Any
+
+
+def _result(expected: Any, got: Any) -> Result:
+    return Result(expected == got, expected, got)
+
+
+class _Identity:
+    """The Go tests' mock converter: a resource's label is its `.Resource` string."""
+
+    def label_for(self, resource: GroupResource) -> str:
+        return resource.resource
+
+
+def _strip_comments(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_comments(v) for k, v in value.items() if not k.startswith("_")}
+    if isinstance(value, list):
+        return [_strip_comments(v) for v in value]
+    return value
+
+
+def _compile(doc: Mapping[str, Any], table: ResourceTable = DEFAULT_TABLE) -> CompiledConfig:
+    return compile_config(parse_config(json.dumps(_strip_comments(doc)), source="case"), table=table)
+
+
+def _error_matches(expected: str, got: str) -> bool:
+    """Upstream messages are Go-specific in places; compare the stable core phrase."""
+    core = re.sub(r"\s*\(.*\)\s*$", "", expected).strip().lower()
+    core = core.removeprefix("template execution error: ")
+    return core in got.lower() or (expected.startswith("template execution error") and bool(got))
+
+
+def _build(case: Mapping[str, Any], *, external: bool) -> Result:
+    rule, data = case.get("rule", {}), case["input"]
+    expected = case["expected"]
+    namespaced = rule.get("resources", {}).get("namespaced", True) is not False
+    try:
+        template = gotemplate.parse(rule.get("metricsQuery", ""), fields=QUERY_FIELDS)
+        selector = parse_selector(data.get("metric_selector", ""))
+        if external or data.get("api") == "external":
+            got = build_query(
+                template, _Identity(), series=data.get("series", ""), metric_selector=selector,
+                namespace=data.get("namespace") or None, add_namespace=namespaced,
+                group_by=data.get("group_by", ""), group_by_slice=data.get("group_by_slice", []),
+            )  # fmt: skip
+        else:
+            res = data["resource"]
+            got = build_query(
+                template, _Identity(), series=data.get("series", ""), metric_selector=selector,
+                namespace=data.get("namespace") or None,
+                resource=GroupResource(res.get("group", ""), res["resource"]),
+                names=data.get("names", []), extra_group_by=data.get("extra_group_by", []),
+            )  # fmt: skip
+    except (gotemplate.TemplateError, query.QueryError, ValueError) as err:
+        if expected.get("error"):
+            return Result(_error_matches(expected["error"], str(err)), expected["error"], str(err))
+        return Result(False, expected.get("query"), f"error: {err}")
+    return _result(expected.get("query"), str(got)) if not expected.get("error") else Result(
+        False, expected["error"], str(got))
+
+
+def check_build(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    return _build(case, external=False)
+
+
+def check_build_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    return _build(case, external=True)
+
+
+def check_series_filter(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    rule = {"seriesQuery": "up", **case["rule"]}
+    expected = case["expected"]
+    try:
+        compiled = _compile({"rules": [rule]}).custom[0]
+    except ConfigError as err:
+        if expected.get("error"):
+            return Result(_error_matches(expected["error"], str(err)), expected["error"], str(err))
+        return Result(False, expected, f"error: {err}")
+    if expected.get("error"):
+        return Result(False, expected["error"], "loaded without error")
+    got = {name: compiled.accepts_series(name) for name in case["input"]["names"]}
+    return _result(expected["matches"], got)
+
+
+def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    rule = {"seriesQuery": "up", **case["rule"]}
+    expected = case["expected"]
+    try:
+        compiled = _compile({"rules": [rule]}).custom[0]
+    except ConfigError as err:
+        if expected.get("error"):
+            return Result(_error_matches(expected["error"], str(err)), expected["error"], str(err))
+        return Result(False, expected.get("metric_name"), f"error: {err}")
+    name = case["input"]["series_name"]
+    got = compiled.expand_name(name)
+    if expected.get("error"):
+        return Result(False, expected["error"], got)
+    return _result(expected.get("metric_name"), got)
+
+
+def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    expected = case["expected"]
+    want = expected.get("startup_error_contains") or expected.get("error") or ""
+    try:
+        if "rule" in case:
+            _compile({"rules": [case["rule"]]})
+        else:
+            excerpt = case["input"].get("excerpt")
+            if not excerpt:
+                raise Unsupported("the case names a file but gives no text to load")
+            text = "rules:\n- seriesQuery: up\n  " + excerpt + "\n"
+            parse_config(text, source="excerpt.yaml")
+    except ConfigError as err:
+        if "yaml:" in want:  # Go's yaml.v2 wording differs; the contract is "rejected as YAML"
+            return Result("invalid YAML" in str(err), want, str(err))
+        return Result(_error_matches(want, str(err)), want, str(err))
+    return Result(not want, want, "loaded without error")
+
+
+# --- registry / discovery -----------------------------------------------------------------
+
+
+def _table(fixtures: Mapping[str, Any], name: str | None) -> ResourceTable:
+    if name and name in fixtures:
+        return ResourceTable.from_kinds(fixtures[name]["kinds"])
+    return DEFAULT_TABLE
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    rule: CompiledRule
+    series_name: str
+
+
+def _set_series(rules: Sequence[CompiledRule], series_per_rule: Sequence[Sequence[Mapping[str, Any]]]) -> dict[tuple[GroupResource, str, bool], _Entry]:
+    """Upstream `SetSeries` as the registry test drives it (series given per rule, no filters)."""
+    info: dict[tuple[GroupResource, str, bool], _Entry] = {}
+    for rule, series_list in zip(rules, series_per_rule):
+        for series in series_list:
+            name = rule.expand_name(series["name"])
+            if name is None:
+                continue
+            for resource in rule.resources_for(list(series.get("labels", {}))):
+                key = (resource, name, not is_root_scoped_for_discovery(resource))
+                info[key] = _Entry(rule, series["name"])
+    return info
+
+
+def check_registry_query(case: Mapping[str, Any], fixtures: Mapping[str, Any], *, setup: Mapping[str, Any]) -> Result:
+    table = _table(fixtures, setup.get("rest_mapper_fixture"))
+    compiled = _compile({"rules": fixtures[setup["config_fixture"]]["rules"]}, table)
+    info = _set_series(compiled.custom, setup["series_per_rule"])
+    data, expected = case["input"], case["expected"]
+    gr = data["metric_info"]["group_resource"]
+    resource = table.normalize_or_pass(gr.get("group", ""), gr["resource"])
+    key = (resource, data["metric_info"]["metric"], bool(data["metric_info"]["namespaced"]))
+    entry = info.get(key)
+    names = data.get("resource_names", [])
+    if entry is None or not names:
+        return _result({"found": expected["found"]}, {"found": False})
+    try:
+        got = query.render_custom(
+            entry.rule, series_name=entry.series_name, resource=resource,
+            namespace=data.get("namespace") or None, names=names,
+            metric_selector=parse_selector(data.get("metric_selector", "")),
+        )  # fmt: skip
+    except query.QueryError as err:
+        return _result({"found": expected["found"]}, {"found": False, "error": str(err)})
+    if not expected["found"]:
+        return Result(False, {"found": False}, {"found": True, "query": got})
+    return _result(expected.get("query"), str(got))
+
+
+def _discover(compiled: CompiledConfig, series: Sequence[Mapping[str, str]]) -> Any:
+    from adapter.discovery.registry import build_registry
+
+    return build_registry(compiled, {rule.series_query: series for rule in (*compiled.custom, *compiled.external)})
+
+
+def check_discovery_semantics(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    compiled = _compile({"rules": [case["rule"]]})
+    registry = _discover(compiled, case["input"]["discovered_series"])
+    got = sorted((str(i.resource), i.namespaced, i.metric) for i in registry.custom_metrics())
+    want = sorted((m["group_resource"], m["namespaced"], m["metric"]) for m in case["expected"]["metrics_unordered"])
+    return _result(want, got)
+
+
+def check_discovery_list(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    compiled = _compile({"rules": [case["rule"]]})
+    registry = _discover(compiled, case["input"]["discovered_series"])
+    try:
+        from adapter.server.discovery_docs import custom_resource_list  # type: ignore[attr-defined]
+
+        got = custom_resource_list(registry)["resources"]
+    except ImportError:
+        got = [{"name": f"{i.resource}/{i.metric}", "singularName": "", "namespaced": i.namespaced,
+                "kind": "MetricValueList", "verbs": ["get"]} for i in registry.custom_metrics()]
+    key: Callable[[Mapping[str, Any]], str] = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+    return _result(sorted(case["expected"]["api_resources_unordered"], key=key), sorted(got, key=key))
+
+
+# --- requests -> PromQL ---------------------------------------------------------------------
+
+
+def _series_from_rule(rule: CompiledRule) -> dict[str, str]:
+    """A series the rule's seriesQuery would return: its metric name plus every mapped label."""
+    match = re.search(r'^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)|__name__\s*=\s*"([^"]+)"', rule.series_query)
+    if match is None:
+        raise Unsupported("cannot infer a series name from the seriesQuery")
+    labels = {"__name__": match.group(1) or match.group(2)}
+    labels.update({label: "x" for label in rule.mapper.overrides})
+    return labels
+
+
+def _parse_http(text: str) -> tuple[list[str], dict[str, str]]:
+    method, _, target = text.partition(" ")
+    parts = urlsplit(target)
+    params = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+    return [unquote(p) for p in parts.path.strip("/").split("/")], params
+
+
+def check_custom_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    compiled = _compile({"rules": [case["rule"]]})
+    rule = compiled.custom[0]
+    registry = _discover(compiled, [_series_from_rule(rule)])
+    path, params = _parse_http(case["input"]["http"])
+    rest = path[3:]  # apis, group, version
+    if rest[:1] == ["namespaces"] and len(rest) == 4 and rest[2] == "metrics":
+        resource, namespace, name, metric = GroupResource("", "namespaces"), None, rest[1], rest[3]
+    elif rest[:1] == ["namespaces"] and len(rest) == 5:
+        namespace, resource, name, metric = rest[1], GroupResource.parse(rest[2]), rest[3], rest[4]
+    else:
+        namespace, resource, name, metric = None, GroupResource.parse(rest[0]), rest[1], rest[2]
+    resource = DEFAULT_TABLE.normalize_or_pass(resource.group, resource.resource)
+    entry = registry.lookup_custom(resource, metric, namespaced=namespace is not None)
+    if entry is None:
+        return Result(False, case["expected"].get("query"), f"metric {metric} not found for {resource}")
+    names = case["input"].get("kube_list_result_names") if name == "*" else [name]
+    got = query.render_custom(entry.rule, series_name=entry.series_name, resource=resource,
+                              namespace=namespace, names=names,
+                              metric_selector=parse_selector(params.get("metricLabelSelector", "")))
+    expected = case["expected"]
+    if "resolved_request" in expected:
+        resolved = {"group_resource": str(resource), "namespaced": namespace is not None,
+                    "name": name, "namespace": namespace or ""}
+        if resolved != expected["resolved_request"]:
+            return Result(False, expected["resolved_request"], resolved)
+    return _result(expected["query"], str(got))
+
+
+def check_external_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    compiled = _compile({"externalRules": [case["rule"]]})
+    rule = compiled.external[0]
+    registry = _discover(compiled, [_series_from_rule(rule)])
+    path, params = _parse_http(case["input"]["http"])
+    namespace, metric = path[4], path[5]
+    entry = registry.lookup_external(metric)
+    if entry is None:
+        return Result(False, case["expected"].get("query"), f"external metric {metric} not found")
+    got = query.render_external(entry.rule, series_name=entry.series_name, namespace=namespace,
+                                metric_selector=parse_selector(params.get("labelSelector", "")))
+    expected = case["expected"]
+    if "discovery_entry" in expected:
+        entry_json = {"name": metric, "singularName": "", "namespaced": True,
+                      "kind": "ExternalMetricValueList", "verbs": ["get"]}
+        if entry_json != expected["discovery_entry"]:
+            return Result(False, expected["discovery_entry"], entry_json)
+    return _result(expected["query"], str(got))
+
+
+def check_resource_query(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    fixture = fixtures[case["setup"]["config_fixture"]]
+    compiled = _compile({"resourceRules": fixture["resourceRules"]})
+    assert compiled.resource is not None
+    data = case["input"]
+    resource, level_text = data["rule"].split(".")
+    level = "node" if level_text == "nodeQuery" else "container"
+    got = query.render_resource(compiled.resource, resource=resource, level=level,  # type: ignore[arg-type]
+                                namespace=data.get("namespace") or None, names=data["names"])
+    return _result(case["expected"]["query"], str(got))
+
+
+def _with_setup(checker: Callable[..., Result]) -> Callable[[Mapping[str, Any], Mapping[str, Any]], Result]:
+    """Resolve `setup: {same_setup_as: id}` against earlier cases of the same run."""
+    seen: dict[str, Mapping[str, Any]] = {}
+
+    def run(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+        setup = case.get("setup", {})
+        if "same_setup_as" in setup:
+            if setup["same_setup_as"] not in seen:
+                raise Unsupported(f"setup {setup['same_setup_as']!r} not seen earlier in the file")
+            setup = seen[setup["same_setup_as"]]
+        else:
+            seen[case["id"]] = setup
+        return checker(case, fixtures, setup=setup)
+
+    return run
+
+
+CHECKERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Result]] = {
+    "metrics_query.build (custom/resource path)": check_build,
+    "metrics_query.build_external": check_build_external,
+    "metrics_query.selector_to_promql": check_build_external,
+    "series_filter": check_series_filter,
+    "naming": check_naming,
+    "config.parse": check_config_parse,
+    "custom.registry_query": _with_setup(check_registry_query),
+    "custom.discovery_semantics": check_discovery_semantics,
+    "custom.discovery_list": check_discovery_list,
+    "custom.request_to_promql": check_custom_request,
+    "external.request_to_promql": check_external_request,
+    "resource_metrics.query_build": check_resource_query,
+}
