@@ -120,7 +120,7 @@ async def test_unreachable_prometheus() -> None:
 
 async def test_per_call_timeout(server: FakePromHTTP) -> None:
     async def handler(req: Recorded) -> web.StreamResponse:
-        return await slow(1.5, json_response(vector()))
+        return await slow(0.6, json_response(vector()))
 
     server.handler = handler
     async with client_for(server, timeout=0.2) as client:

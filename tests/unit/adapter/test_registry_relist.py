@@ -1,0 +1,220 @@
+"""Discovery's relist loop against the map-backed FakePrometheus, with a fake clock and sleep:
+one series call per distinct seriesQuery, max-age window, atomic swap, failures keep the last
+good registry, retry backoff when Prometheus is down at start, stopped series disappear."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from adapter.config.load import parse_config
+from adapter.discovery.relist import Discovery
+from adapter.prometheus import errors
+from adapter.prometheus.api import PrometheusAPI, SeriesSink
+from adapter.prometheus.fake import FakePrometheus, SeriesCall
+from adapter.rules.compile import CompiledConfig, compile_config
+from adapter.rules.resources import GroupResource
+
+PODS = GroupResource(group="", resource="pods")
+CONFIG = r"""
+rules:
+- seriesQuery: '{namespace!="",pod!=""}'
+  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+  name: {matches: '^(.*)_total$', as: '${1}_per_second'}
+  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
+- seriesQuery: '{namespace!="",pod!=""}'
+  seriesFilters: [{isNot: '_total$'}]
+  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+- seriesQuery: 'node_load1'
+  resources: {overrides: {node: {resource: node}}}
+  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+externalRules:
+- seriesQuery: '{namespace!="",pod!=""}'
+  seriesFilters: [{is: '^queue_'}]
+  resources: {overrides: {namespace: {resource: namespace}}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+"""
+POD_QUERY = '{namespace!="",pod!=""}'
+NOW = 1_700_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Sleeps:
+    """Fake sleep: records each delay, advances the clock, and lets `budget` sleeps pass."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.delays: list[float] = []
+        self.budget = 0
+        self.parked = asyncio.Event()
+        self._gate = asyncio.Event()
+
+    async def __call__(self, delay: float) -> None:
+        while self.budget == 0:
+            self.parked.set()
+            self._gate.clear()
+            await self._gate.wait()
+        self.budget -= 1
+        self.delays.append(delay)
+        self.clock.now += delay
+
+    async def run(self, n: int) -> None:
+        """Let the loop do `n` more iterations and park again."""
+        self.parked.clear()
+        self.budget += n
+        self._gate.set()
+        await asyncio.wait_for(self.parked.wait(), 1)
+
+
+@pytest.fixture
+def compiled() -> CompiledConfig:
+    return compile_config(parse_config(CONFIG, source="config.yaml"))
+
+
+def pod_series(*names: str) -> list[dict[str, str]]:
+    return [{"__name__": n, "namespace": "shop", "pod": "web-1"} for n in names]
+
+
+@pytest.fixture
+def prom() -> FakePrometheus:
+    fake = FakePrometheus()
+    fake.set_series(POD_QUERY, pod_series("http_requests_total", "memory_bytes", "queue_depth"))
+    fake.set_series("node_load1", [{"__name__": "node_load1", "node": "n1"}])
+    return fake
+
+
+def metrics_of(discovery: Discovery) -> set[str]:
+    snap = discovery.snapshot
+    return ({f"{i.resource}/{i.metric}" for i in snap.custom_metrics()}
+            | {i.metric for i in snap.external_metrics()})
+
+
+async def test_one_series_call_per_distinct_query_over_max_age(
+    prom: FakePrometheus, compiled: CompiledConfig
+) -> None:
+    clock = Clock()
+    discovery = Discovery(prom, compiled, interval=60, clock=clock, sleep=Sleeps(clock))
+    assert not discovery.ready and metrics_of(discovery) == set()
+    await discovery.start()
+    try:
+        assert discovery.ready
+        # 3 custom + 1 external rule, 2 distinct seriesQuery strings: 2 calls, max-age = interval
+        assert sorted(prom.series_calls, key=lambda c: c.matchers) == [
+            SeriesCall(matchers=("node_load1",), start=NOW - 60, end=NOW),
+            SeriesCall(matchers=(POD_QUERY,), start=NOW - 60, end=NOW),
+        ]
+        assert metrics_of(discovery) == {
+            "pods/http_requests_per_second", "namespaces/http_requests_per_second",
+            "pods/memory_bytes", "namespaces/memory_bytes", "pods/queue_depth",
+            "namespaces/queue_depth", "nodes/node_load1", "queue_depth"}
+        assert discovery.stats.series_last == 4
+        assert discovery.snapshot.created_at == NOW
+    finally:
+        await discovery.stop()
+
+
+async def test_relist_every_interval_drops_stopped_series_and_swaps_atomically(
+    prom: FakePrometheus, compiled: CompiledConfig
+) -> None:
+    clock = Clock()
+    sleeps = Sleeps(clock)
+    discovery = Discovery(prom, compiled, interval=30, max_age=90, clock=clock, sleep=sleeps)
+    await discovery.start()
+    try:
+        before = discovery.snapshot
+        prom.set_series(POD_QUERY, pod_series("http_requests_total"))  # the others stopped
+        await sleeps.run(1)
+        assert sleeps.delays == [30]
+        assert len(prom.series_calls) == 4
+        assert {(c.start, c.end) for c in prom.series_calls[2:]} == {(NOW + 30 - 90, NOW + 30)}
+        assert "pods/memory_bytes" not in metrics_of(discovery)
+        assert "pods/http_requests_per_second" in metrics_of(discovery)
+        # a handler holding the previous snapshot still sees all of it
+        assert before.lookup_custom(PODS, "memory_bytes", namespaced=True) is not None
+        assert discovery.snapshot is not before
+    finally:
+        await discovery.stop()
+
+
+async def test_failed_relist_keeps_last_good_registry_and_is_counted(
+    prom: FakePrometheus, compiled: CompiledConfig
+) -> None:
+    clock = Clock()
+    sleeps = Sleeps(clock)
+    discovery = Discovery(prom, compiled, interval=60, clock=clock, sleep=sleeps)
+    await discovery.start()
+    try:
+        good = discovery.snapshot
+        prom.set_series("node_load1", errors.PrometheusUnreachable("connection refused"))
+        await sleeps.run(2)
+        assert discovery.snapshot is good  # one failing query abandons the whole relist
+        assert discovery.ready
+        stats = discovery.stats
+        assert (stats.failures_total, stats.consecutive_failures) == (2, 2)
+        assert "connection refused" in (stats.last_error or "")
+        assert sleeps.delays == [60, 1.0]  # after a failure: retry soon, not a whole interval
+        prom.set_series("node_load1", [])
+        await sleeps.run(1)
+        assert sleeps.delays[-1] == 2.0
+        assert discovery.stats.consecutive_failures == 0
+        assert "nodes/node_load1" not in metrics_of(discovery)
+        assert discovery.stats.as_metrics()["failures_total"] == 2.0
+    finally:
+        await discovery.stop()
+
+
+async def test_prometheus_down_at_start_then_back(
+    prom: FakePrometheus, compiled: CompiledConfig, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    sleeps = Sleeps(clock)
+    ok = prom.series_by_matcher[POD_QUERY]
+    prom.set_series(POD_QUERY, errors.PrometheusUnreachable("connection refused"))
+    discovery = Discovery(prom, compiled, interval=600, clock=clock, sleep=sleeps)
+    await discovery.start()  # does not raise
+    try:
+        assert not discovery.ready and metrics_of(discovery) == set()
+        assert "no registry yet" in caplog.text
+        await sleeps.run(5)
+        assert sleeps.delays == [1.0, 2.0, 4.0, 8.0, 16.0]  # backoff, capped by the interval
+        assert not discovery.ready
+        prom.series_by_matcher[POD_QUERY] = ok
+        await sleeps.run(1)
+        assert discovery.ready and "pods/memory_bytes" in metrics_of(discovery)
+        await sleeps.run(1)
+        assert sleeps.delays[-1] == 600
+    finally:
+        await discovery.stop()
+
+
+class Hanging:
+    """A PrometheusAPI whose series call never answers."""
+
+    async def query(self, promql: str, *, time: float | None = None) -> list:  # type: ignore[type-arg]
+        return []
+
+    async def series(self, matchers: list[str], *, start: float, end: float) -> list:  # type: ignore[type-arg]
+        await asyncio.Event().wait()
+        return []
+
+    async def series_foreach(self, matchers: list[str], *, start: float, end: float,
+                             sink: SeriesSink) -> int:
+        await asyncio.Event().wait()
+        return 0
+
+
+async def test_hung_prometheus_times_the_relist_out(compiled: CompiledConfig) -> None:
+    hanging: PrometheusAPI = Hanging()  # type: ignore[assignment]
+    discovery = Discovery(hanging, compiled, interval=60, relist_timeout=0.05)
+    assert await discovery.relist() is False
+    assert "0.05s" in (discovery.stats.last_error or "")
+    assert not discovery.ready
