@@ -1,0 +1,260 @@
+"""The aggregation layer: proxy /apis/<group>/<version>/... to APIService backends, and keep
+each APIService's `Available` condition from probing its backend.
+
+What kube-aggregator does (aggregated-apiserver.md §0, §4): resolve `spec.service` to an address
+(the `--service` table first, else the Service's port and a ready address of its Endpoints or
+EndpointSlices, as kube-proxy would), open TLS with ServerName `<name>.<namespace>.svc`,
+verifying against `caBundle` unless `insecureSkipTLSVerify`, present the front-proxy client
+certificate, drop the caller's Authorization/Impersonate-*/X-Remote-* headers and send the
+authenticated identity as X-Remote-User / X-Remote-Group / X-Remote-Extra-*. An unavailable
+APIService answers 503 `service unavailable`. Probes: GET /apis/<g>/<v> as
+system:kube-aggregator/system:masters, any 2xx within 5 s is healthy.
+Non-goals: HTTP/2, upgrade requests, retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import ssl
+import urllib.parse
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from kubecommon import tls
+
+from .rbac import UserInfo
+from .state import State
+from .store import Event, Obj
+
+APISERVICES = ("apiregistration.k8s.io", "apiservices")
+_WATCHED = {APISERVICES, ("", "services"), ("", "endpoints"), ("discovery.k8s.io", "endpointslices")}
+_HOP_HEADERS = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
+                "trailers", "transfer-encoding", "upgrade", "host", "content-length"}
+_STRIP_PREFIXES = ("x-remote-", "impersonate-")
+PROBE_USER = UserInfo(name="system:kube-aggregator", groups=("system:masters",))
+
+
+class Unresolvable(Exception):
+    """The APIService's Service cannot be turned into an address (reason, message)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _escape_extra_key(key: str) -> str:
+    """Escape every byte that is not an HTTP token character (and `%`), as kube-aggregator does."""
+    safe = set("!#$&'*+-.^_`|~abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+    return "".join(c if c in safe else "".join(f"%{b:02X}" for b in c.encode()) for c in key)
+
+
+def identity_headers(user: UserInfo) -> list[tuple[str, str]]:
+    headers = [("X-Remote-User", user.name)]
+    headers += [("X-Remote-Group", g) for g in user.groups]
+    if user.uid:
+        headers.append(("X-Remote-Uid", user.uid))
+    for key, values in user.extra.items():
+        headers += [(f"X-Remote-Extra-{_escape_extra_key(key)}", v) for v in values]
+    return headers
+
+
+class Aggregator:
+    def __init__(self, state: State) -> None:
+        self._state = state
+        self._session: aiohttp.ClientSession | None = None
+        self._contexts: dict[tuple[str, bool], ssl.SSLContext] = {}
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        state.store.on_commit(self._on_commit)
+
+    async def start(self) -> None:
+        self._session = aiohttp.ClientSession(auto_decompress=False)
+        self._task = asyncio.create_task(self._availability_loop())
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._session:
+            await self._session.close()
+
+    def _on_commit(self, storage: tuple[str, str], event: Event) -> None:
+        if storage in _WATCHED:
+            self._changed.set()
+
+    def remote(self, group: str, version: str) -> Obj | None:
+        svc = self._state.store.get(APISERVICES, ("", f"{version}.{group}"))
+        if svc is None or not (svc.get("spec") or {}).get("service"):
+            return None
+        return svc
+
+    # --- resolution and TLS ----------------------------------------------------------------
+
+    def resolve(self, apiservice: Obj) -> tuple[str, int]:
+        ref = apiservice["spec"]["service"]
+        ns, name, port = ref.get("namespace", ""), ref.get("name", ""), int(ref.get("port") or 443)
+        mapped = self._state.options.services.get(f"{ns}/{name}")
+        if mapped:
+            host, _, p = mapped.rpartition(":")
+            return host, int(p)
+        store = self._state.store
+        service = store.get(("", "services"), (ns, name))
+        if service is None:
+            raise Unresolvable("ServiceNotFound", f'service/{name} in "{ns}" is not present')
+        sport = next((p for p in (service.get("spec") or {}).get("ports") or []
+                      if int(p.get("port", 0)) == port), None)
+        if sport is None:
+            raise Unresolvable("ServicePortError", f'service/{name} in "{ns}" is not listening '
+                               f"on port {port}")
+        address = self._endpoint(ns, name, sport)
+        if address is None:
+            raise Unresolvable("MissingEndpoints", f'endpoints for service/{name} in "{ns}" have '
+                               f'no addresses with port name "{sport.get("name", "")}"')
+        return address
+
+    def _endpoint(self, ns: str, name: str, sport: Obj) -> tuple[str, int] | None:
+        store = self._state.store
+        port_name = sport.get("name", "")
+        endpoints = store.get(("", "endpoints"), (ns, name))
+        for subset in (endpoints or {}).get("subsets") or []:
+            ports = [p for p in subset.get("ports") or [] if p.get("name", "") == port_name]
+            if subset.get("addresses") and ports:
+                return subset["addresses"][0]["ip"], int(ports[0]["port"])
+        for eps in store.objects(("discovery.k8s.io", "endpointslices"), ns):
+            if (eps["metadata"].get("labels") or {}).get("kubernetes.io/service-name") != name:
+                continue
+            ports = [p for p in eps.get("ports") or [] if p.get("name", "") == port_name]
+            for ep in eps.get("endpoints") or []:
+                if ports and (ep.get("conditions") or {}).get("ready", True) is not False:
+                    return ep["addresses"][0], int(ports[0]["port"])
+        return None
+
+    def _ssl(self, apiservice: Obj) -> ssl.SSLContext:
+        spec = apiservice["spec"]
+        ca_b64, insecure = spec.get("caBundle") or "", bool(spec.get("insecureSkipTLSVerify"))
+        key = (ca_b64, insecure)
+        if key not in self._contexts:
+            ca_pem = base64.b64decode(ca_b64) if ca_b64 else None
+            pki = self._state.pki
+            ctx = tls.client_ssl_context(ca_pem=ca_pem, insecure=insecure,
+                                         cert_file=pki.path("front-proxy-client.crt"),
+                                         key_file=pki.path("front-proxy-client.key"))
+            ctx.set_alpn_protocols(["http/1.1"])
+            self._contexts[key] = ctx
+        return self._contexts[key]
+
+    def _target(self, apiservice: Obj, raw_path: str) -> tuple[str, dict[str, Any]]:
+        host, port = self.resolve(apiservice)
+        ref = apiservice["spec"]["service"]
+        url = f"https://{host}:{port}{raw_path}"
+        return url, {"ssl": self._ssl(apiservice),
+                     "server_hostname": f"{ref['name']}.{ref['namespace']}.svc"}
+
+    # --- proxying --------------------------------------------------------------------------
+
+    async def proxy(self, request: web.Request, apiservice: Obj, user: UserInfo) -> web.StreamResponse:
+        if not _available(apiservice):
+            return web.Response(status=503, text="service unavailable\n",
+                                content_type="text/plain")
+        try:
+            url, kwargs = self._target(apiservice, _raw_path(request))
+        except Unresolvable:
+            return web.Response(status=503, text="service unavailable\n", content_type="text/plain")
+        headers = [(k, v) for k, v in request.headers.items()
+                   if k.lower() not in _HOP_HEADERS and k.lower() != "authorization"
+                   and not k.lower().startswith(_STRIP_PREFIXES)]
+        headers += identity_headers(user)
+        is_discovery = len([p for p in request.path.split("/") if p]) <= 3
+        timeout = aiohttp.ClientTimeout(total=5 if is_discovery else 60)
+        assert self._session is not None
+        body = await request.read() if request.can_read_body else None
+        try:
+            async with self._session.request(
+                    request.method, url, headers=multidict(headers), data=body,
+                    allow_redirects=False, timeout=timeout, **kwargs) as upstream:
+                resp = web.StreamResponse(status=upstream.status)
+                for k, v in upstream.headers.items():
+                    if k.lower() not in _HOP_HEADERS:
+                        resp.headers.add(k, v)
+                await resp.prepare(request)
+                async for chunk in upstream.content.iter_any():
+                    await resp.write(chunk)
+                await resp.write_eof()
+                return resp
+        except (aiohttp.ClientError, asyncio.TimeoutError, ssl.SSLError, OSError) as e:
+            return web.Response(status=503, text=f"error trying to reach service: {e}\n",
+                                content_type="text/plain")
+
+    # --- availability ----------------------------------------------------------------------
+
+    async def _availability_loop(self) -> None:
+        interval = self._state.options.availability_interval
+        while True:
+            self._changed.clear()
+            remotes = [s for s in self._state.store.objects(APISERVICES)
+                       if (s.get("spec") or {}).get("service")]
+            results = await asyncio.gather(*(self._probe(s) for s in remotes))
+            for svc, (ok, reason, message) in zip(remotes, results):
+                self._set_available(svc["metadata"]["name"], ok, reason, message)
+            try:
+                await asyncio.wait_for(self._changed.wait(), interval)
+            except asyncio.TimeoutError:
+                pass
+
+    async def _probe(self, apiservice: Obj) -> tuple[bool, str, str]:
+        spec = apiservice["spec"]
+        path = f"/apis/{spec['group']}/{spec['version']}"
+        try:
+            url, kwargs = self._target(apiservice, path)
+        except Unresolvable as e:
+            return False, e.reason, str(e)
+        headers = multidict(identity_headers(PROBE_USER))
+        assert self._session is not None
+        try:
+            async with self._session.get(url, headers=headers, allow_redirects=False,
+                                         timeout=aiohttp.ClientTimeout(total=5), **kwargs) as r:
+                if 200 <= r.status < 300:
+                    return True, "Passed", "all checks passed"
+                detail = f"bad status from {url}: {r.status}"
+        except (aiohttp.ClientError, asyncio.TimeoutError, ssl.SSLError, OSError) as e:
+            detail = f"Get \"{url}\": {e}"
+        return False, "FailedDiscoveryCheck", f"failing or missing response from {url}: {detail}"
+
+    def _set_available(self, name: str, ok: bool, reason: str, message: str) -> None:
+        current = self._state.store.get(APISERVICES, ("", name))
+        if current is None:
+            return
+        status = "True" if ok else "False"
+        conditions = list((current.get("status") or {}).get("conditions") or [])
+        old = next((c for c in conditions if c.get("type") == "Available"), None)
+        if old and (old.get("status"), old.get("reason"), old.get("message")) == (status, reason, message):
+            return
+        cond = {"type": "Available", "status": status, "reason": reason, "message": message,
+                "lastTransitionTime": old["lastTransitionTime"] if old and old.get("status") == status
+                else self._state.api.now()}
+        new = copy.deepcopy(current)
+        new.setdefault("status", {})["conditions"] = [c for c in conditions
+                                                      if c.get("type") != "Available"] + [cond]
+        rt = self._state.types.lookup("apiregistration.k8s.io", "v1", "apiservices")
+        assert rt is not None
+        self._state.api.update(rt, "", name, new, subresource="status")
+
+
+def _available(apiservice: Obj) -> bool:
+    return any(c.get("type") == "Available" and c.get("status") == "True"
+               for c in (apiservice.get("status") or {}).get("conditions") or [])
+
+
+def _raw_path(request: web.Request) -> str:
+    # Re-escape the decoded path the way Go's URL.EscapedPath does (`*` becomes %2A).
+    path = urllib.parse.quote(request.path, safe="/:@!$&'()+,;=-._~")
+    return path + (f"?{request.query_string}" if request.query_string else "")
+
+
+def multidict(headers: list[tuple[str, str]]) -> Any:
+    from multidict import CIMultiDict
+    return CIMultiDict(headers)

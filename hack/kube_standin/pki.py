@@ -1,0 +1,99 @@
+"""Certificates and the kubeconfig of one stand-in instance.
+
+Like a kubeadm control plane it has two CAs: the cluster CA (serving certificate, client
+certificates; it is also the `client-ca-file`) and the front-proxy CA whose `front-proxy-client`
+certificate the aggregation proxy presents to extension API servers. Keys are ECDSA P-256 so a
+start stays well under a second. The kubeconfig has an admin token user and a client-certificate
+user, one context each. Non-goals: certificate rotation.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from kubecommon import tls
+
+FRONT_PROXY_CLIENT = "front-proxy-client"
+CERT_USER = "standin-user"
+CERT_USER_GROUPS = ("standin:developers",)
+ADMIN_USER = "kubernetes-admin"
+CONTEXT_ADMIN = "standin"
+CONTEXT_CERT = "standin-cert"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pki:
+    directory: Path
+    ca: tls.CertKeyPair
+    front_proxy_ca: tls.CertKeyPair
+    serving: tls.CertKeyPair
+    front_proxy_client: tls.CertKeyPair
+    cert_user: tls.CertKeyPair
+    admin_token: str
+
+    def path(self, name: str) -> Path:
+        return self.directory / name
+
+
+def create(directory: Path, *, admin_token: str | None = None) -> Pki:
+    directory.mkdir(parents=True, exist_ok=True)
+    ca = tls.generate_ca("standin-ca", key_algorithm="ecdsa")
+    fp_ca = tls.generate_ca("front-proxy-ca", key_algorithm="ecdsa")
+    pki = Pki(
+        directory=directory, ca=ca, front_proxy_ca=fp_ca,
+        serving=tls.issue_certificate(
+            ca, "kube-apiserver", dns_names=("localhost", "kubernetes", "kubernetes.default",
+                                             "kubernetes.default.svc"),
+            ip_addresses=("127.0.0.1",), server=True, key_algorithm="ecdsa"),
+        front_proxy_client=tls.issue_certificate(fp_ca, FRONT_PROXY_CLIENT, server=False,
+                                                 client=True, key_algorithm="ecdsa"),
+        cert_user=tls.issue_certificate(ca, CERT_USER, organizations=CERT_USER_GROUPS,
+                                        server=False, client=True, key_algorithm="ecdsa"),
+        admin_token=admin_token or secrets.token_hex(24),
+    )
+    pki.path("ca.crt").write_bytes(ca.cert_pem)
+    pki.path("front-proxy-ca.crt").write_bytes(fp_ca.cert_pem)
+    pki.serving.write(pki.path("apiserver.crt"), pki.path("apiserver.key"))
+    pki.front_proxy_client.write(pki.path("front-proxy-client.crt"),
+                                 pki.path("front-proxy-client.key"))
+    pki.cert_user.write(pki.path("user.crt"), pki.path("user.key"))
+    pki.path("admin.token").write_text(pki.admin_token)
+    return pki
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def kubeconfig(pki: Pki, server: str, *, current: str = CONTEXT_ADMIN) -> dict[str, object]:
+    return {
+        "apiVersion": "v1", "kind": "Config", "preferences": {},
+        "clusters": [{"name": "standin", "cluster": {
+            "server": server, "certificate-authority-data": _b64(pki.ca.cert_pem)}}],
+        "users": [
+            {"name": "admin", "user": {"token": pki.admin_token}},
+            {"name": "cert-user", "user": {
+                "client-certificate-data": _b64(pki.cert_user.cert_pem),
+                "client-key-data": _b64(pki.cert_user.key_pem)}},
+        ],
+        "contexts": [
+            {"name": CONTEXT_ADMIN, "context": {"cluster": "standin", "user": "admin",
+                                                "namespace": "default"}},
+            {"name": CONTEXT_CERT, "context": {"cluster": "standin", "user": "cert-user",
+                                               "namespace": "default"}},
+        ],
+        "current-context": current,
+    }
+
+
+def write_kubeconfig(pki: Pki, server: str, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(yaml.safe_dump(kubeconfig(pki, server), sort_keys=False))
+    tmp.chmod(0o600)
+    tmp.replace(path)

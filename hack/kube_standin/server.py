@@ -1,0 +1,170 @@
+"""The HTTPS front door: authenticate, impersonate, authorize, then route.
+
+Order as in kube-apiserver's handler chain: authentication (401 on a bad credential, anonymous
+without one), impersonation (`Impersonate-*`, itself authorized with the `impersonate` verb),
+RBAC authorization with RequestInfo attributes (403 Status in upstream wording), then the
+aggregation proxy for remote group-versions, discovery, reviews, or the REST handlers.
+Non-goals: audit, priority and fairness, admission webhooks.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from kubecommon.status import Forbidden, InternalError, NotFound, StatusError
+
+from . import discovery, openapi, rest, reviews
+from .authn import service_account_user, with_authenticated
+from .http import check_accept, error_response, json_response
+from .rbac import Attributes, UserInfo
+from .requestinfo import RequestInfo, request_info
+from .state import State
+
+log = logging.getLogger("kube_standin")
+VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-standin", "gitCommit": "standin",
+           "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23",
+           "compiler": "gc", "platform": "linux/amd64"}
+_HEALTH = ("/healthz", "/livez", "/readyz")
+
+
+def _attributes(user: UserInfo, info: RequestInfo) -> Attributes:
+    if not info.is_resource:
+        return Attributes(user=user, verb=info.verb, resource_request=False, path=info.path)
+    return Attributes(user=user, verb=info.verb, resource_request=True, namespace=info.namespace,
+                      group=info.group, resource=info.resource, subresource=info.subresource,
+                      name=info.name)
+
+
+def _forbidden(user: UserInfo, info: RequestInfo) -> Forbidden:
+    if not info.is_resource:
+        return Forbidden.for_request(user=user.name, verb=info.verb, path=info.path)
+    return Forbidden.for_request(user=user.name, verb=info.verb, resource=info.resource,
+                                 group=info.group, name=info.name, namespace=info.namespace,
+                                 subresource=info.subresource)
+
+
+def _impersonate(state: State, request: web.Request, user: UserInfo) -> UserInfo:
+    headers = request.headers
+    name = headers.get("Impersonate-User", "")
+    groups = tuple(headers.getall("Impersonate-Group", []))
+    extra: dict[str, tuple[str, ...]] = {}
+    for key in headers:
+        if key.lower().startswith("impersonate-extra-"):
+            extra[key[len("impersonate-extra-"):].lower()] = tuple(headers.getall(key))
+    if not name:
+        if groups or extra:
+            raise Forbidden("requested impersonation is forbidden: Impersonate-User is required")
+        return user
+    checks = []
+    if name.startswith("system:serviceaccount:") and name.count(":") == 3:
+        _, _, ns, sa = name.split(":")
+        checks.append(Attributes(user=user, verb="impersonate", resource_request=True,
+                                 namespace=ns, resource="serviceaccounts", name=sa))
+        base = service_account_user(ns, sa, "")
+        groups = groups or base.groups
+    else:
+        checks.append(Attributes(user=user, verb="impersonate", resource_request=True,
+                                 resource="users", name=name))
+    checks += [Attributes(user=user, verb="impersonate", resource_request=True, resource="groups",
+                          name=g) for g in groups]
+    checks += [Attributes(user=user, verb="impersonate", resource_request=True,
+                          group="authentication.k8s.io", resource="userextras", subresource=k,
+                          name=v) for k, vs in extra.items() for v in vs]
+    for attrs in checks:
+        if not state.authz.authorize(attrs).allowed:
+            raise Forbidden(f'{attrs.resource} "{attrs.name}" is forbidden: User "{user.name}" '
+                            f'cannot impersonate resource "{attrs.resource}" in API group '
+                            f'"{attrs.group}" at the cluster scope',
+                            details={"name": attrs.name, "kind": attrs.resource})
+    return with_authenticated(UserInfo(name=name, groups=groups, extra=extra))
+
+
+def make_handler(state: State) -> Any:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        try:
+            peer = request.transport.get_extra_info("peercert") if request.transport else None
+            user = state.authn.authenticate(request.headers, peer)
+            user = _impersonate(state, request, user)
+            info = request_info(request.method, request.path, request.query)
+            if not state.authz.authorize(_attributes(user, info)).allowed:
+                raise _forbidden(user, info)
+            return await _route(request, state, info, user)
+        except StatusError as e:
+            return error_response(e)
+        except web.HTTPException:
+            raise
+        except Exception as e:  # a bug here must still answer like an API server
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return error_response(InternalError.wrapping(str(e)))
+    return handler
+
+
+async def _route(request: web.Request, state: State, info: RequestInfo,
+                 user: UserInfo) -> web.StreamResponse:
+    agg = state.aggregator
+    if info.api_prefix == "apis" or (not info.is_resource and info.path.startswith("/apis/")):
+        segs = [s for s in info.path.split("/") if s]
+        if len(segs) >= 3:
+            remote = agg.remote(segs[1], segs[2]) if agg else None
+            if remote is not None:
+                return await agg.proxy(request, remote, user)
+    if request.method in ("GET", "HEAD") and not info.path.startswith("/openapi/"):
+        check_accept(request)
+    if not info.is_resource:
+        return _non_resource(request, state, info)
+    if info.group == "authentication.k8s.io" and info.resource in ("tokenreviews", "selfsubjectreviews") \
+            and request.method == "POST" and len(info.parts) == 1:
+        if info.resource == "tokenreviews":
+            return await reviews.token_review(request, state)
+        return await reviews.self_subject_review(request, user)
+    if info.group == "authorization.k8s.io" and request.method == "POST" and len(info.parts) == 1 \
+            and info.resource.endswith("subjectaccessreviews"):
+        return await reviews.subject_access_review(request, state, info, user)
+    return await rest.handle(request, state, info)
+
+
+def _non_resource(request: web.Request, state: State, info: RequestInfo) -> web.StreamResponse:
+    path = info.path.rstrip("/") or "/"
+    if path in _HEALTH or any(path.startswith(h + "/") for h in _HEALTH):
+        return web.Response(text="ok", content_type="text/plain")
+    if path == "/version":
+        return json_response(VERSION)
+    if path == "/openapi/v3":
+        return json_response(openapi.index(state.types.all()))
+    if path.startswith("/openapi/v3/"):
+        rel = path[len("/openapi/v3/"):].split("/")
+        group, version = ("", rel[1]) if rel[0] == "api" and len(rel) == 2 else (
+            (rel[1], rel[2]) if rel[0] == "apis" and len(rel) == 3 else ("", ""))
+        types = state.types.in_group_version(group, version) if version else []
+        if not types:
+            raise NotFound.for_path()
+        return json_response(openapi.group_version_doc(group, version, types))
+    if path == "/api":
+        return json_response(discovery.api_versions(f"127.0.0.1:{state.options.port}"))
+    if path == "/api/v1":
+        return json_response(discovery.api_resource_list("", "v1",
+                                                         state.types.in_group_version("", "v1")))
+    apiservices = state.store.objects(("apiregistration.k8s.io", "apiservices"))
+    segs = [s for s in path.split("/") if s]
+    if path == "/apis":
+        return json_response(discovery.api_group_list(apiservices))
+    if len(segs) == 2 and segs[0] == "apis":
+        group = discovery.api_group(apiservices, segs[1])
+        if group is None:
+            raise NotFound.for_path()
+        return json_response(group)
+    if len(segs) == 3 and segs[0] == "apis":
+        types = state.types.in_group_version(segs[1], segs[2])
+        if not types:
+            raise NotFound.for_path()
+        return json_response(discovery.api_resource_list(segs[1], segs[2], types))
+    raise NotFound.for_path()
+
+
+def build_app(state: State) -> web.Application:
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_route("*", "/{tail:.*}", make_handler(state))
+    return app

@@ -1,0 +1,225 @@
+"""Per-type defaulting, validation and selectable fields, after the upstream registry strategies.
+
+Only what clients of this project observe: workload selectors must match their templates,
+Service cluster IPs and port defaults, Namespace phase, HPA v2 defaults (minReplicas, default
+CPU metric, behavior policies), CRD naming rules, APIService shape. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from kubecommon.selectors import SelectorError, selector_from_label_selector
+from kubecommon.status import BadRequest
+
+from .resources import ResourceType
+
+Causes = list[tuple[str, str]]
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# Types whose names are only required to be valid path segments (upstream ValidatePathSegmentName).
+_PATH_SEGMENT_NAMES = frozenset({"clusterroles", "clusterrolebindings", "roles", "rolebindings",
+                                 "apiservices"})
+_DNS_LABEL_NAMES = frozenset({"namespaces", "services"})
+
+_SCALE_UP = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
+             "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15},
+                          {"type": "Percent", "value": 100, "periodSeconds": 15}]}
+_SCALE_DOWN = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100,
+                                                     "periodSeconds": 15}]}
+
+
+def validate_name(rt: ResourceType, name: str) -> Causes:
+    if not name:
+        return [("metadata.name", "Required value: name or generateName is required")]
+    if rt.plural in _PATH_SEGMENT_NAMES:
+        ok = name not in (".", "..") and "/" not in name and "%" not in name
+        msg = "may not contain '/' or '%'"
+    elif rt.plural in _DNS_LABEL_NAMES:
+        ok = len(name) <= 63 and bool(_DNS_LABEL.match(name))
+        msg = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+               "or '-', and must start and end with an alphanumeric character")
+    else:
+        ok = len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
+        msg = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+               "characters, '-' or '.', and must start and end with an alphanumeric character")
+    return [] if ok else [("metadata.name", f'Invalid value: "{name}": {msg}')]
+
+
+def apply_defaults(rt: ResourceType, obj: dict[str, Any], *, allocate_ip: Callable[[], str],
+                   creating: bool) -> None:
+    """Fill server-side defaults in place (the object is a fresh copy owned by the caller)."""
+    spec = obj.get("spec")
+    key = (rt.group, rt.plural)
+    if key == ("", "namespaces"):
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        obj.setdefault("status", {}).setdefault("phase", "Active")
+        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = \
+            obj["metadata"]["name"]
+    elif key == ("", "pods"):
+        obj.setdefault("status", {}).setdefault("phase", "Pending")
+        if isinstance(spec, dict):
+            spec.setdefault("restartPolicy", "Always")
+            spec.setdefault("schedulerName", "default-scheduler")
+            spec.setdefault("serviceAccountName", "default")
+    elif key == ("", "services") and isinstance(spec, dict):
+        spec.setdefault("type", "ClusterIP")
+        if creating and "clusterIP" not in spec:
+            spec["clusterIP"] = allocate_ip()
+        if spec.get("clusterIP") and spec["clusterIP"] != "None":
+            spec.setdefault("clusterIPs", [spec["clusterIP"]])
+        for port in spec.get("ports") or []:
+            port.setdefault("protocol", "TCP")
+            port.setdefault("targetPort", port.get("port"))
+        spec.setdefault("sessionAffinity", "None")
+    elif rt.group == "apps" and isinstance(spec, dict):
+        spec.setdefault("replicas", 1)
+        spec.setdefault("revisionHistoryLimit", 10)
+        if rt.plural == "deployments":
+            spec.setdefault("progressDeadlineSeconds", 600)
+            spec.setdefault("strategy", {"type": "RollingUpdate", "rollingUpdate": {
+                "maxUnavailable": "25%", "maxSurge": "25%"}})
+        if rt.plural == "statefulsets":
+            spec.setdefault("podManagementPolicy", "OrderedReady")
+            spec.setdefault("updateStrategy", {"type": "RollingUpdate",
+                                               "rollingUpdate": {"partition": 0}})
+    elif key == ("autoscaling", "horizontalpodautoscalers") and isinstance(spec, dict):
+        _default_hpa(spec)
+    elif key == ("apiregistration.k8s.io", "apiservices") and isinstance(spec, dict):
+        if isinstance(spec.get("service"), dict):
+            spec["service"].setdefault("port", 443)
+
+
+def _default_hpa(spec: dict[str, Any]) -> None:
+    spec.setdefault("minReplicas", 1)
+    if not spec.get("metrics"):
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        for name, defaults in (("scaleUp", _SCALE_UP), ("scaleDown", _SCALE_DOWN)):
+            rules = behavior.get(name) or {}
+            merged = {**defaults, **{k: v for k, v in rules.items() if v is not None}}
+            if name == "scaleDown" and "stabilizationWindowSeconds" not in rules:
+                merged["stabilizationWindowSeconds"] = None
+            behavior[name] = {k: v for k, v in merged.items() if v is not None}
+
+
+def validate(rt: ResourceType, obj: dict[str, Any]) -> Causes:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if rt.group == "apps":
+        return _validate_workload(spec)
+    if (rt.group, rt.plural) == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        return _validate_crd(obj, spec)
+    if (rt.group, rt.plural) == ("apiregistration.k8s.io", "apiservices"):
+        return _validate_apiservice(obj, spec)
+    if (rt.group, rt.plural) == ("autoscaling", "horizontalpodautoscalers"):
+        causes: Causes = []
+        if not (spec.get("scaleTargetRef") or {}).get("name"):
+            causes.append(("spec.scaleTargetRef.name", "Required value"))
+        if int(spec.get("maxReplicas") or 0) < max(1, int(spec.get("minReplicas") or 1)):
+            causes.append(("spec.maxReplicas", f"Invalid value: {spec.get('maxReplicas')}: "
+                           "must be greater than or equal to `minReplicas`"))
+        return causes
+    return []
+
+
+def _validate_workload(spec: dict[str, Any]) -> Causes:
+    selector = spec.get("selector")
+    if not isinstance(selector, dict) or not (selector.get("matchLabels")
+                                              or selector.get("matchExpressions")):
+        return [("spec.selector", "Required value")]
+    try:
+        sel = selector_from_label_selector(selector)
+    except SelectorError as e:
+        return [("spec.selector", f"Invalid value: {e}")]
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if not sel.matches(labels):
+        return [("spec.template.metadata.labels", f"Invalid value: {labels!r}: `selector` does "
+                 "not match template `labels`")]
+    if int(spec.get("replicas", 0)) < 0:
+        return [("spec.replicas", "Invalid value: must be greater than or equal to 0")]
+    return []
+
+
+def _validate_crd(obj: dict[str, Any], spec: dict[str, Any]) -> Causes:
+    names = spec.get("names") or {}
+    expected = f"{names.get('plural', '')}.{spec.get('group', '')}"
+    causes: Causes = []
+    if obj["metadata"].get("name") != expected:
+        causes.append(("metadata.name", f'Invalid value: "{obj["metadata"].get("name")}": must '
+                       f"be spec.names.plural+\".\"+spec.group"))
+    if not names.get("kind"):
+        causes.append(("spec.names.kind", "Required value"))
+    if spec.get("scope") not in ("Namespaced", "Cluster"):
+        causes.append(("spec.scope", 'Unsupported value: must be "Cluster" or "Namespaced"'))
+    if not spec.get("versions"):
+        causes.append(("spec.versions", "Invalid value: must have exactly one version marked as "
+                       "storage version"))
+    return causes
+
+
+def _validate_apiservice(obj: dict[str, Any], spec: dict[str, Any]) -> Causes:
+    causes: Causes = []
+    expected = f"{spec.get('version', '')}.{spec['group']}" if spec.get('group') else spec.get('version', '')
+    if obj["metadata"].get("name") != expected:
+        causes.append(("metadata.name", f'Invalid value: "{obj["metadata"].get("name")}": must '
+                       f'be {expected}'))
+    if spec.get("caBundle") and spec.get("insecureSkipTLSVerify"):
+        causes.append(("spec.insecureSkipTLSVerify", "Invalid value: true: may not be true if "
+                       "caBundle is present"))
+    if spec.get("service") is not None:
+        for field, lo, hi in (("groupPriorityMinimum", 1, 20000), ("versionPriority", 1, 1000)):
+            value = spec.get(field)
+            if not isinstance(value, int) or not lo <= value <= hi:
+                causes.append((f"spec.{field}", f"Invalid value: {value}: must be positive and "
+                               f"less than {hi}"))
+    return causes
+
+
+_POD_FIELDS = {"spec.nodeName": ("spec", "nodeName"), "spec.restartPolicy": ("spec", "restartPolicy"),
+               "spec.schedulerName": ("spec", "schedulerName"),
+               "spec.serviceAccountName": ("spec", "serviceAccountName"),
+               "status.phase": ("status", "phase"), "status.podIP": ("status", "podIP"),
+               "status.nominatedNodeName": ("status", "nominatedNodeName")}
+_EVENT_FIELDS = ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                 "involvedObject.uid", "involvedObject.apiVersion",
+                 "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
+                 "reportingComponent", "source", "type")
+
+
+def field_set(rt: ResourceType, obj: dict[str, Any]) -> dict[str, str]:
+    """The selectable fields of an object (upstream `GetAttrs`/`ToSelectableFields`)."""
+    meta = obj.get("metadata") or {}
+    fields = {"metadata.name": meta.get("name", "")}
+    if rt.namespaced:
+        fields["metadata.namespace"] = meta.get("namespace", "")
+    if rt.storage_key == ("", "pods"):
+        for name, (part, attr) in _POD_FIELDS.items():
+            fields[name] = str((obj.get(part) or {}).get(attr) or "")
+    elif rt.storage_key == ("", "events"):
+        involved = obj.get("involvedObject") or {}
+        for name in _EVENT_FIELDS:
+            if name.startswith("involvedObject."):
+                fields[name] = str(involved.get(name.split(".", 1)[1]) or "")
+            elif name == "source":
+                fields[name] = str((obj.get("source") or {}).get("component") or "")
+            else:
+                fields[name] = str(obj.get(name) or "")
+    elif rt.storage_key == ("", "secrets"):
+        fields["type"] = str(obj.get("type") or "")
+    elif rt.storage_key == ("", "namespaces"):
+        fields["status.phase"] = str((obj.get("status") or {}).get("phase") or "")
+    elif rt.storage_key == ("", "nodes"):
+        fields["spec.unschedulable"] = str(bool((obj.get("spec") or {}).get("unschedulable"))).lower()
+    elif rt.storage_key == ("apps", "replicasets"):
+        fields["status.replicas"] = str((obj.get("status") or {}).get("replicas") or 0)
+    return fields
+
+
+def check_field_selector_keys(rt: ResourceType, keys: list[str]) -> None:
+    known = set(field_set(rt, {}))
+    for key in keys:
+        if key not in known:
+            raise BadRequest(f'field label not supported: {key}')
