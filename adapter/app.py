@@ -127,12 +127,7 @@ class _Clients:
 
 
 def _relist_state(discovery: Any) -> Callable[[], Mapping[str, float | None]]:
-    def read() -> Mapping[str, float | None]:
-        stats = getattr(discovery, "stats", None)
-        return {"last_duration_seconds": getattr(stats, "last_duration", None),
-                "failures_total": getattr(stats, "failures", None),
-                "last_success_timestamp_seconds": getattr(stats, "last_success", None)}
-    return read
+    return lambda: discovery.stats.as_metrics()
 
 
 def _registry_state(discovery: Any) -> Callable[[], Mapping[str, float]]:

@@ -49,6 +49,5 @@ class ServerContext:
 
 CONTEXT = web.AppKey("server_context", ServerContext)
 # Per-request values set by the middleware.
-REQUEST_INFO = "prom_autoscaler.request_info"
-USER = "prom_autoscaler.user"
-_ = (RequestInfo, UserInfo)  # the types stored under REQUEST_INFO and USER
+REQUEST_INFO = web.RequestKey("request_info", RequestInfo)
+USER = web.RequestKey("user", UserInfo)

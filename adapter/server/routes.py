@@ -38,7 +38,7 @@ def build_app(ctx: ServerContext, services: Services) -> web.Application:
     # Long URLs (big label selectors) must reach the middleware, which answers with a Status
     # instead of aiohttp's plain-text 400 at 8 KiB.
     app = web.Application(middlewares=MIDDLEWARES,
-                          handler_args={"max_line_size": ctx.max_url_length + 1024,
+                          handler_args={"max_line_size": 1024 * 1024,
                                         "max_field_size": 64 * 1024})
     app[CONTEXT] = ctx
     health.register(app)

@@ -1,0 +1,267 @@
+"""The assembled app (routes + middleware) in process: Status errors, auth order, negotiation,
+discovery, health and /metrics. TLS and real subprocesses are covered by integration tests."""
+
+import json
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from adapter.discovery.registry import CustomMetricInfo, ExternalMetricInfo
+from adapter.kube import errors as kube_errors
+from adapter.kube.identity import UserInfo
+from adapter.kube.reviews import AccessDecision, TokenResult
+from adapter.prometheus import errors as prom_errors
+from adapter.rules.resources import GroupResource
+from adapter.server.authn import Authenticator, AuthnSettings
+from adapter.server.authz import Authorizer
+from adapter.server.context import Groups, ServerContext
+from adapter.server.routes import Services, build_app
+from adapter.server.telemetry import Telemetry
+from kubecommon.selectors import parse_selector
+from kubecommon.status import Conflict
+
+GV = "/apis/custom.metrics.k8s.io/v1beta1"
+
+
+class Tokens:
+    USERS = {"admin": UserInfo(name="admin", groups=("system:masters",)),
+             "reader": UserInfo(name="reader"), "nobody": UserInfo(name="nobody")}
+
+    async def review(self, token):
+        user = self.USERS.get(token)
+        return TokenResult(authenticated=user is not None, user=user)
+
+
+class Reviews:
+    def __init__(self):
+        self.specs = []
+        self.fail = False
+
+    async def review(self, spec):
+        self.specs.append(spec)
+        if self.fail:
+            raise kube_errors.KubeUnavailable("apiserver down")
+        return AccessDecision(allowed=spec["user"] == "reader", reason="" if spec["user"] == "reader" else "no RBAC")
+
+
+class Snapshot:
+    def __init__(self, custom=(), external=()):
+        self._custom, self._external = tuple(custom), tuple(external)
+
+    def custom_metrics(self):
+        return self._custom
+
+    def external_metrics(self):
+        return self._external
+
+
+class State:
+    def __init__(self):
+        self.ready = False
+        self.snapshot = Snapshot()
+
+
+async def _boom(request):
+    raise {"status": Conflict("already there"), "selector": _selector_error(),
+           "unknown-resource": kube_errors.UnknownResource("x", "widgets"),
+           "kube-down": kube_errors.CacheNotSynced("not synced"),
+           "kube-forbidden": kube_errors.KubeAPIError(Conflict("x"), method="GET", path="/api/v1/pods"),
+           "prom-down": prom_errors.PrometheusUnreachable("http://secret-host:9090 refused"),
+           "prom-bad": prom_errors.PrometheusBadResponse("garbage from http://secret-host"),
+           "bug": ZeroDivisionError("secret detail")}[request.match_info["kind"]]
+
+
+def _selector_error():
+    try:
+        parse_selector("a b")
+    except ValueError as err:
+        return err
+
+
+@pytest.fixture
+def state():
+    return State()
+
+
+@pytest.fixture
+def reviews():
+    return Reviews()
+
+
+@pytest.fixture
+async def client(state, reviews):
+    ctx = ServerContext(
+        telemetry=Telemetry(), authenticator=Authenticator(AuthnSettings(), Tokens()),
+        authorizer=Authorizer(reviews), groups=Groups(resource=True), registry=lambda: state.snapshot,
+        readiness={"metric-discovery": lambda: (state.ready, "not yet")},
+        version={"gitVersion": "v0.1.0", "major": "0", "minor": "1"})
+    app = build_app(ctx, Services())
+    app.router.add_get("/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/*/{kind}", _boom)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as test_client:
+        yield test_client
+
+
+def auth(token="reader", **extra):
+    return {"Authorization": f"Bearer {token}", **extra}
+
+
+async def status_of(response):
+    assert response.headers["Content-Type"].startswith("application/json")
+    body = await response.json()
+    assert body["kind"] == "Status" and body["apiVersion"] == "v1" and body["status"] == "Failure"
+    assert body["code"] == response.status
+    return body
+
+
+async def test_no_credentials_on_an_api_path_is_403_for_anonymous(client):
+    response = await client.get(GV)
+    body = await status_of(response)
+    assert response.status == 403
+    assert body["message"] == f'forbidden: User "system:anonymous" cannot get path "{GV}": no RBAC'
+
+
+async def test_bad_token_is_401(client):
+    response = await client.get(GV, headers=auth("forged"))
+    assert response.status == 401
+    assert (await status_of(response))["reason"] == "Unauthorized"
+
+
+async def test_unrouted_path_still_needs_credentials(client):
+    assert (await client.get("/apis/nothing/v1/x", headers=auth("forged"))).status == 401
+    response = await client.get("/apis/nothing/v1/x", headers=auth())
+    body = await status_of(response)
+    assert (response.status, body["reason"], body["message"]) == (
+        404, "NotFound", "the server could not find the requested resource")
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/livez"])
+async def test_health_without_credentials(client, path, reviews):
+    response = await client.get(path)
+    assert (response.status, await response.text()) == (200, "ok")
+    assert reviews.specs == []
+
+
+async def test_readyz_follows_first_relist(client, state):
+    response = await client.get("/readyz")
+    assert response.status == 500
+    assert "[-]metric-discovery failed" in await response.text()
+    state.ready = True
+    response = await client.get("/readyz")
+    assert (response.status, await response.text()) == (200, "ok")
+
+
+async def test_masters_are_not_reviewed(client, reviews):
+    response = await client.get(GV, headers=auth("admin"))
+    assert response.status == 200
+    assert reviews.specs == []
+
+
+async def test_sar_outage_is_500(client, reviews):
+    reviews.fail = True
+    response = await client.get(GV, headers=auth())
+    assert response.status == 500
+    assert (await status_of(response))["reason"] == "InternalError"
+
+
+@pytest.mark.parametrize("accept, code", [
+    pytest.param("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", 406, id="v2 only"),
+    pytest.param("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", 200,
+                 id="v2 with json fallback"),
+    pytest.param("application/vnd.kubernetes.protobuf", 406, id="protobuf only"),
+])
+async def test_apis_negotiation(client, accept, code):
+    response = await client.get("/apis", headers=auth("admin", Accept=accept))
+    assert response.status == code
+    if code == 406:
+        assert (await status_of(response))["reason"] == "NotAcceptable"
+
+
+async def test_post_is_405_status(client):
+    response = await client.post(GV, headers=auth("admin"))
+    assert response.status == 405
+    assert (await status_of(response))["reason"] == "MethodNotAllowed"
+
+
+@pytest.mark.parametrize("kind, code, reason, message", [
+    pytest.param("status", 409, "Conflict", "already there", id="StatusError as is"),
+    pytest.param("selector", 400, "BadRequest", None, id="selector error"),
+    pytest.param("unknown-resource", 404, "NotFound", "the server could not find the requested resource",
+                 id="unknown resource"),
+    pytest.param("kube-down", 503, "ServiceUnavailable", None, id="watch cache not synced"),
+    pytest.param("kube-forbidden", 500, "InternalError", "Internal error occurred: unable to list matching resources",
+                 id="kubernetes API error"),
+    pytest.param("prom-down", 503, "ServiceUnavailable", None, id="prometheus unreachable"),
+    pytest.param("prom-bad", 500, "InternalError", "Internal error occurred: unable to fetch metrics",
+                 id="prometheus garbage"),
+    pytest.param("bug", 500, "InternalError", None, id="our bug"),
+])
+async def test_error_mapping(client, kind, code, reason, message):
+    response = await client.get(f"/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/%2A/{kind}",
+                                headers=auth("admin"))
+    body = await status_of(response)
+    assert (response.status, body["reason"]) == (code, reason)
+    if message:
+        assert body["message"] == message
+    assert "secret" not in json.dumps(body)
+
+
+async def test_discovery_documents(client, state):
+    state.snapshot = Snapshot(
+        custom=[CustomMetricInfo(resource=GroupResource(group="", resource="pods"), metric="rps", namespaced=True),
+                CustomMetricInfo(resource=GroupResource(group="apps", resource="deployments"), metric="rps",
+                                 namespaced=True),
+                CustomMetricInfo(resource=GroupResource(group="", resource="namespaces"), metric="q",
+                                 namespaced=False)],
+        external=[ExternalMetricInfo(metric="queue_len")])
+    groups = await (await client.get("/apis", headers=auth("admin"))).json()
+    assert [g["name"] for g in groups["groups"]] == ["custom.metrics.k8s.io", "external.metrics.k8s.io",
+                                                     "metrics.k8s.io"]
+    assert groups["groups"][0]["preferredVersion"]["version"] == "v1beta2"
+    for path in (f"{GV}", f"{GV}/"):
+        listing = await (await client.get(path, headers=auth("admin"))).json()
+        assert listing["kind"] == "APIResourceList" and listing["groupVersion"] == "custom.metrics.k8s.io/v1beta1"
+        assert [(r["name"], r["namespaced"]) for r in listing["resources"]] == [
+            ("deployments.apps/rps", True), ("namespaces/q", False), ("pods/rps", True)]
+    external = await (await client.get("/apis/external.metrics.k8s.io/v1beta1", headers=auth("admin"))).json()
+    assert external["resources"] == [{"name": "queue_len", "singularName": "", "namespaced": True,
+                                      "kind": "ExternalMetricValueList", "verbs": ["get"]}]
+
+
+async def test_discovery_never_empty(client):
+    for gv in (GV, "/apis/custom.metrics.k8s.io/v1beta2", "/apis/external.metrics.k8s.io/v1beta1",
+               "/apis/metrics.k8s.io/v1beta1"):
+        listing = await (await client.get(gv, headers=auth("admin"))).json()
+        assert listing["resources"], gv
+
+
+async def test_openapi_documents(client):
+    v2 = await (await client.get("/openapi/v2", headers=auth("admin", Accept="application/json"))).json()
+    assert v2["swagger"] == "2.0" and any(p.startswith(GV) for p in v2["paths"])
+    index = await (await client.get("/openapi/v3", headers=auth("admin"))).json()
+    url = index["paths"]["apis/custom.metrics.k8s.io/v1beta2"]["serverRelativeURL"]
+    response = await client.get(url, headers=auth("admin"))
+    assert response.status == 200 and response.headers["ETag"]
+    assert (await response.json())["openapi"] == "3.0.0"
+
+
+async def test_metrics_endpoint_counts_requests(client):
+    await client.get(GV, headers=auth())
+    await client.get("/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/*/bug", headers=auth("admin"))
+    response = await client.get("/metrics", headers=auth())
+    text = await response.text()
+    assert response.status == 200 and response.headers["Content-Type"].startswith("text/plain")
+    assert 'prom_autoscaler_adapter_requests_total{code="200",group="",verb="get",version=""}' in text
+    assert ('prom_autoscaler_adapter_requests_total{code="500",group="custom.metrics.k8s.io",verb="get",'
+            'version="v1beta1"} 1.0') in text
+
+
+async def test_very_long_url_is_a_status_not_a_hang(client):
+    response = await client.get(GV + "?labelSelector=" + "a" * 40_000, headers=auth("admin"))
+    assert response.status == 400
+    assert (await status_of(response))["reason"] == "BadRequest"
+
+
+async def test_version(client):
+    body = await (await client.get("/version", headers=auth("admin"))).json()
+    assert body["gitVersion"] == "v0.1.0"

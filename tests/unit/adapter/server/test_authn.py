@@ -1,0 +1,139 @@
+"""The delegated authenticator chain (spec §1.3–§1.8)."""
+
+import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from adapter.kube.authconfig import ClusterAuthConfig
+from adapter.kube.errors import KubeUnavailable
+from adapter.kube.identity import UserInfo
+from adapter.kube.reviews import TokenResult
+from adapter.server.authn import Authenticator, AuthnFlags, merge_settings
+from kubecommon.status import Unauthorized
+
+
+class Tokens:
+    """TokenReviewer stand-in: a dict of token -> user; 'down' raises like an unreachable API."""
+
+    def __init__(self, users):
+        self.users = users
+        self.seen = []
+
+    async def review(self, token):
+        self.seen.append(token)
+        if token == "down":
+            raise KubeUnavailable("connection refused")
+        user = self.users.get(token)
+        return TokenResult(authenticated=user is not None, user=user, error="" if user else "invalid token")
+
+
+def headers(*pairs):
+    return CIMultiDictProxy(CIMultiDict(pairs))
+
+
+IDENTITY = (("X-Remote-User", "bob"), ("X-Remote-Group", "team-a"), ("X-Remote-Group", "team,b"),
+            ("X-Remote-Extra-Scopes", "s1"), ("X-Remote-Extra-Scopes", "s2"),
+            ("X-Remote-Extra-Authentication.kubernetes.io%2fcredential-Id", "JTI=9"))
+
+
+@pytest.fixture
+def authenticator(pki):
+    cluster = ClusterAuthConfig(requestheader_ca_pem=pki.front_proxy_ca.cert_pem,
+                                client_ca_pem=pki.client_ca.cert_pem, allowed_names=("front-proxy-client",),
+                                username_headers=("X-Remote-User",), group_headers=("X-Remote-Group",),
+                                extra_prefixes=("X-Remote-Extra-",))
+    tokens = Tokens({"good": UserInfo(name="carol", groups=("readers",))})
+    return Authenticator(merge_settings(AuthnFlags(), cluster), tokens)
+
+
+async def test_front_proxy_identity_comes_from_headers(authenticator, pki):
+    user = await authenticator.authenticate(peer_cert_der=pki.der(pki.front_proxy), headers=headers(*IDENTITY))
+    assert user.name == "bob"
+    assert user.groups == ("team-a", "team,b", "system:authenticated")  # one group per line, no splitting
+    assert dict(user.extra) == {"scopes": ("s1", "s2"), "authentication.kubernetes.io/credential-id": ("JTI=9",)}
+
+
+async def test_identity_headers_ignored_without_front_proxy_cert(authenticator):
+    user = await authenticator.authenticate(peer_cert_der=None, headers=headers(*IDENTITY))
+    assert user.name == "system:anonymous"
+    assert user.groups == ("system:unauthenticated",)
+
+
+async def test_identity_headers_ignored_with_a_client_ca_cert(authenticator, pki):
+    """A client-ca certificate authenticates as itself; it can never assert X-Remote-User."""
+    user = await authenticator.authenticate(peer_cert_der=pki.der(pki.client_ca_as_proxy), headers=headers(*IDENTITY))
+    assert user.name == "front-proxy-client"
+    assert "team-a" not in user.groups
+
+
+async def test_front_proxy_cn_not_allowed_is_401(authenticator, pki):
+    with pytest.raises(Unauthorized):
+        await authenticator.authenticate(peer_cert_der=pki.der(pki.front_proxy_wrong_cn), headers=headers(*IDENTITY))
+
+
+async def test_any_cn_allowed_when_allowed_names_empty(pki):
+    cluster = ClusterAuthConfig(requestheader_ca_pem=pki.front_proxy_ca.cert_pem)
+    auth = Authenticator(merge_settings(AuthnFlags(), cluster), None)
+    user = await auth.authenticate(peer_cert_der=pki.der(pki.front_proxy_wrong_cn), headers=headers(*IDENTITY))
+    assert user.name == "bob"
+
+
+async def test_front_proxy_without_username_falls_through_to_401(authenticator, pki):
+    with pytest.raises(Unauthorized):
+        await authenticator.authenticate(peer_cert_der=pki.der(pki.front_proxy),
+                                         headers=headers(("X-Remote-Group", "g")))
+
+
+async def test_client_certificate_gives_cn_and_organizations(authenticator, pki):
+    user = await authenticator.authenticate(peer_cert_der=pki.der(pki.alice), headers=headers())
+    assert (user.name, user.groups) == ("alice", ("dev", "ops", "system:authenticated"))
+    (credential,) = user.extra["authentication.kubernetes.io/credential-id"]
+    assert credential.startswith("X509SHA256=") and len(credential) == len("X509SHA256=") + 64
+
+
+async def test_untrusted_certificate_is_401(authenticator, pki):
+    with pytest.raises(Unauthorized):
+        await authenticator.authenticate(peer_cert_der=pki.der(pki.stranger), headers=headers())
+
+
+@pytest.mark.parametrize("authorization, expected", [
+    pytest.param("Bearer good", "carol", id="valid token"),
+    pytest.param("bearer good", "carol", id="scheme is case-insensitive"),
+    pytest.param("Bearer good extra-part", "carol", id="second part ignored"),
+    pytest.param("Basic dXNlcjpwYXNz", "system:anonymous", id="other scheme is no credential"),
+])
+async def test_bearer_tokens(authenticator, authorization, expected):
+    user = await authenticator.authenticate(peer_cert_der=None, headers=headers(("Authorization", authorization)))
+    assert user.name == expected
+
+
+@pytest.mark.parametrize("authorization", [
+    pytest.param("Bearer bad", id="rejected token"),
+    pytest.param("Bearer ", id="empty token"),
+    pytest.param("Bearer down", id="TokenReview unavailable"),
+])
+async def test_bad_tokens_are_401(authenticator, authorization):
+    with pytest.raises(Unauthorized) as caught:
+        await authenticator.authenticate(peer_cert_der=None, headers=headers(("Authorization", authorization)))
+    assert caught.value.to_dict()["message"] == "Unauthorized"
+
+
+async def test_token_user_gets_authenticated_group(authenticator):
+    user = await authenticator.authenticate(peer_cert_der=None, headers=headers(("Authorization", "Bearer good")))
+    assert user.groups == ("readers", "system:authenticated")
+
+
+def test_flags_win_over_configmap(pki):
+    flags = AuthnFlags(requestheader_ca_pem=pki.other_ca.cert_pem, allowed_names=("proxy",))
+    cluster = ClusterAuthConfig(requestheader_ca_pem=pki.front_proxy_ca.cert_pem, allowed_names=("x",),
+                                client_ca_pem=pki.client_ca.cert_pem)
+    settings = merge_settings(flags, cluster)
+    assert settings.requestheader.ca_pem == pki.other_ca.cert_pem
+    assert settings.requestheader.allowed_names == ("proxy",)
+    assert settings.requestheader.username_headers == ("X-Remote-User",)  # upstream default
+    assert settings.client_ca_pem == pki.client_ca.cert_pem  # not set by flag: from the ConfigMap
+    assert pki.other_ca.cert_pem.strip() in settings.trusted_ca_bundle()
+    assert pki.client_ca.cert_pem.strip() in settings.trusted_ca_bundle()
+
+
+def test_no_requestheader_ca_means_no_front_proxy():
+    assert merge_settings(AuthnFlags(), ClusterAuthConfig()).requestheader is None
