@@ -1,0 +1,351 @@
+"""Run the whole metrics path locally: the API-server stand-in, the adapter registered through
+APIService objects, and the cluster objects matching the sample exporter's pods.
+
+Shared by the end-to-end tests (tests/integration/e2e), `make demo` (phase 2) and the adapter
+latency benchmark, so all three exercise the same wiring a real cluster has: kube-apiserver
+(the stand-in) proxies `/apis/<metrics group>/...` to the adapter with its front-proxy client
+certificate; the adapter authenticates that proxy, authorizes the original user with
+SubjectAccessReview, and reads its objects from watch caches of the stand-in.
+
+Everything binds 127.0.0.1. Processes are started with `subprocess` and stopped by their own pid.
+
+Non-goals: Prometheus (hack.local_prometheus) and its exporter (hack.sample_exporter).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from hack.local_prometheus import free_port
+from hack.sample_exporter import FakePod
+
+__all__ = [
+    "ADAPTER_SERVICE",
+    "RULES",
+    "AdapterProcess",
+    "StandIn",
+    "apiservices",
+    "cluster_objects",
+]
+
+REPO = Path(__file__).resolve().parent.parent
+ADAPTER_SERVICE = ("monitoring", "prom-autoscaler")
+
+# Rules over the sample exporter's series (hack/sample_exporter.py): pods, services, namespaces and
+# deployments from request counters and gauges; nodes (cluster-scoped); external queue depth in two
+# flavours (namespaced and `namespaced: false`); cAdvisor/kubelet-style resource rules.
+RULES = r"""
+rules:
+- seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      pod: {resource: pod}
+      service: {resource: service}
+  name: {matches: "^(.*)_total$", as: "${1}_per_second"}
+  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
+- seriesQuery: 'http_requests_total{namespace!="",service!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      service: {group: apps, resource: deployment}
+  name: {matches: "^(.*)_total$", as: "${1}_per_second"}
+  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
+- seriesQuery: '{__name__=~"http_requests_in_flight|app_sessions_active",namespace!="",pod!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      pod: {resource: pod}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+- seriesQuery: 'node_memory_working_set_bytes{node!=""}'
+  resources:
+    overrides:
+      node: {resource: node}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+externalRules:
+- seriesQuery: 'queue_messages_ready{namespace!="",queue!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+- seriesQuery: 'queue_messages_ready{namespace!="",queue!=""}'
+  name: {matches: "^(.*)$", as: "cluster_${1}"}
+  resources:
+    namespaced: false
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (namespace,queue)'
+resourceRules:
+  cpu:
+    containerQuery: 'sum(rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!=""}[1m])) by (<<.GroupBy>>)'
+    nodeQuery: 'sum(rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
+    resources:
+      overrides:
+        namespace: {resource: namespace}
+        pod: {resource: pod}
+        node: {resource: node}
+    containerLabel: container
+  memory:
+    containerQuery: 'sum(container_memory_working_set_bytes{<<.LabelMatchers>>,container!=""}) by (<<.GroupBy>>)'
+    nodeQuery: 'sum(node_memory_working_set_bytes{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+    resources:
+      overrides:
+        namespace: {resource: namespace}
+        pod: {resource: pod}
+        node: {resource: node}
+    containerLabel: container
+  window: 1m
+"""
+
+
+def _wait_line(stream: IO[str], wanted: str, proc: subprocess.Popen[str], timeout: float) -> list[str]:
+    """Read lines until one equals/starts with `wanted` (the child's readiness protocol)."""
+    deadline = time.monotonic() + timeout
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        if not line:
+            if proc.poll() is not None:
+                raise RuntimeError(f"process exited ({proc.returncode}):\n" + "".join(seen[-30:]))
+            time.sleep(0.05)
+            continue
+        seen.append(line)
+        if line.strip().startswith(wanted):
+            return seen
+    raise TimeoutError(f"no {wanted!r} line after {timeout}s:\n" + "".join(seen[-30:]))
+
+
+def _stop(proc: subprocess.Popen[Any] | None, timeout: float = 10.0) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+class StandIn:
+    """The Kubernetes API-server stand-in (hack/kube_standin.py) as a child process."""
+
+    def __init__(self, *, workdir: Path, services: Mapping[str, str] = {},  # noqa: B006 (read-only)
+                 simulate_workloads: bool = False, ready_delay: float = 1.0, nodes: int = 0,
+                 availability_interval: float = 1.0) -> None:
+        self.workdir = workdir
+        self.kubeconfig = workdir / "kubeconfig"
+        self._args = [f"--kubeconfig={self.kubeconfig}", f"--ready-delay={ready_delay}",
+                      f"--nodes={nodes}", f"--availability-interval={availability_interval}",
+                      *(f"--service={name}={address}" for name, address in services.items())]
+        if simulate_workloads:
+            self._args.append("--simulate-workloads")
+        self._proc: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def start(self, timeout: float = 30.0) -> StandIn:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        log = self.workdir / "standin.log"
+        self._proc = subprocess.Popen(
+            [sys.executable, str(REPO / "hack" / "kube_standin.py"), "--port=0", *self._args],
+            stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, cwd=REPO)  # noqa: SIM115
+        assert self._proc.stdout is not None
+        lines = _wait_line(self._proc.stdout, "ready", self._proc, timeout)
+        for line in lines:
+            if line.startswith("serving on "):
+                self.url = line.split()[-1]
+        return self
+
+    def stop(self) -> None:
+        _stop(self._proc)
+        self._proc = None
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
+                timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
+                                env=self.env(), timeout=timeout)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
+                               f"{result.stdout}{result.stderr}")
+        return result
+
+    def create(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """`kubectl create` a list of objects (JSON, so kubectl sends JSON bodies)."""
+        items = list(objects)
+        if items:
+            doc = {"apiVersion": "v1", "kind": "List", "items": items}
+            self.kubectl("create", "--validate=false", "-f", "-", input=json.dumps(doc), timeout=120)
+
+    def wait_apiservices_available(self, names: Sequence[str], timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        last = ""
+        while time.monotonic() < deadline:
+            out = self.kubectl("get", "apiservices", "-o", "json").stdout
+            status = {item["metadata"]["name"]: {c["type"]: c["status"] for c in
+                                                  item.get("status", {}).get("conditions", [])}
+                      for item in json.loads(out)["items"]}
+            if all(status.get(name, {}).get("Available") == "True" for name in names):
+                return
+            last = json.dumps({n: status.get(n) for n in names})
+            time.sleep(0.2)
+        raise TimeoutError(f"APIServices not Available after {timeout}s: {last}")
+
+
+class AdapterProcess:
+    """`python -m adapter` as a child process, authenticating against the stand-in."""
+
+    def __init__(self, *, workdir: Path, kubeconfig: Path, prometheus_url: str, rules: str = RULES,
+                 port: int | None = None, relist_interval: str = "2s",
+                 extra_args: Sequence[str] = ()) -> None:
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.kubeconfig = kubeconfig
+        self.prometheus_url = prometheus_url
+        self.rules = rules
+        self.relist_interval = relist_interval
+        self.extra_args = tuple(extra_args)
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def cert_file(self) -> Path:
+        return self.workdir / "certs" / "apiserver.crt"
+
+    @property
+    def log_file(self) -> Path:
+        return self.workdir / "adapter.log"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def args(self) -> list[str]:
+        namespace, name = ADAPTER_SERVICE
+        kc = str(self.kubeconfig)
+        return [f"--config={self.workdir / 'rules.yaml'}", "--bind-address=127.0.0.1",
+                f"--secure-port={self.port}", f"--cert-dir={self.workdir / 'certs'}",
+                f"--service-name={name}", f"--service-namespace={namespace}",
+                f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}",
+                f"--authorization-kubeconfig={kc}", f"--prometheus-url={self.prometheus_url}",
+                f"--metrics-relist-interval={self.relist_interval}", *self.extra_args]
+
+    def start(self, timeout: float = 30.0) -> AdapterProcess:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "rules.yaml").write_text(self.rules)
+        log = open(self.log_file, "ab")  # noqa: SIM115 (owned by the child)
+        try:
+            self._proc = subprocess.Popen([sys.executable, "-m", "adapter", *self.args()],
+                                          stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+        finally:
+            log.close()
+        self.wait_healthy(timeout)
+        return self
+
+    def wait_healthy(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc is None or self._proc.poll() is not None:
+                raise RuntimeError(f"adapter exited during start:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1,
+                                            context=insecure_context()) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.1)
+        raise TimeoutError(f"adapter not healthy after {timeout}s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        _stop(self._proc)
+        self._proc = None
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def insecure_context() -> ssl.SSLContext:
+    """For readiness probes only (the tests verify the chain where it matters)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def apiservices(ca_bundle: bytes) -> list[dict[str, Any]]:
+    """The four APIServices a deployment registers, all pointing at the adapter's Service."""
+    import base64
+
+    namespace, name = ADAPTER_SERVICE
+    out = []
+    for group, version, priority in (("custom.metrics.k8s.io", "v1beta1", 100),
+                                     ("custom.metrics.k8s.io", "v1beta2", 200),
+                                     ("external.metrics.k8s.io", "v1beta1", 100),
+                                     ("metrics.k8s.io", "v1beta1", 100)):
+        out.append({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                    "metadata": {"name": f"{version}.{group}"},
+                    "spec": {"group": group, "version": version,
+                             "service": {"namespace": namespace, "name": name, "port": 443},
+                             "caBundle": base64.b64encode(ca_bundle).decode(),
+                             "groupPriorityMinimum": 100, "versionPriority": priority}})
+    return out
+
+
+APISERVICE_NAMES = ("v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io",
+                    "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io")
+
+
+def cluster_objects(pods: Sequence[FakePod], *, deployments: bool = True) -> list[dict[str, Any]]:
+    """Namespaces, Nodes, Running Pods (labelled `app=<service>`) and, optionally, Deployments
+    named after the services, matching what the sample exporter reports for `pods`."""
+    namespaces = sorted({p.namespace for p in pods} | {ADAPTER_SERVICE[0]})
+    nodes = sorted({p.node for p in pods})
+    objs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in namespaces]
+    objs += [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n, "kubernetes.io/os": "linux"}},
+              "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                         "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                         "conditions": [{"type": "Ready", "status": "True"}]}} for n in nodes]
+    for p in pods:
+        objs.append({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": p.name, "namespace": p.namespace,
+                                  "labels": {"app": p.service}},
+                     "spec": {"nodeName": p.node, "containers": [{"name": p.container, "image": "app"}]},
+                     "status": {"phase": "Running",
+                                "conditions": [{"type": "Ready", "status": "True"}]}})
+    if deployments:
+        for ns, service in sorted({(p.namespace, p.service) for p in pods}):
+            objs.append({"apiVersion": "apps/v1", "kind": "Deployment",
+                         "metadata": {"name": service, "namespace": ns, "labels": {"app": service}},
+                         "spec": {"replicas": 0, "selector": {"matchLabels": {"app": service}},
+                                  "template": {"metadata": {"labels": {"app": service}},
+                                               "spec": {"containers": [{"name": "app", "image": "app"}]}}}})
+    return objs
+
+
+def temp_workdir(prefix: str) -> Path:
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def remove_workdir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
