@@ -1,0 +1,53 @@
+"""Go regexp semantics in Python: RE2 syntax translation/rejection, ExpandString, QuoteMeta."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapter.rules.goregex import RegexError, compile_re2, expand, quote_meta
+
+
+@pytest.mark.parametrize(("pattern", "text", "template", "expected"), [
+    pytest.param(r"(\w+)@(\w+)", "bob@example", "$2/$1", "example/bob", id="numbered"),
+    pytest.param(r"(\w+)@(\w+)", "bob@example", "${1}x", "bobx", id="braced"),
+    pytest.param(r"(\w+)@(\w+)", "bob@example", "$1x", "", id="longest name"),
+    pytest.param(r"(?P<user>\w+)@", "bob@", "<$user>", "<bob>", id="named"),
+    pytest.param(r"(?<user>\w+)@", "bob@", "${user}", "bob", id="Go 1.22 named group syntax"),
+    pytest.param(r"a", "a", "$$1", "$1", id="dollar dollar"),
+    pytest.param(r"a", "a", "x$", "x$", id="trailing dollar"),
+    pytest.param(r"a", "a", "${1", "${1", id="unclosed brace is literal"),
+    pytest.param(r"(a)|(b)", "b", "[$1][$2]", "[][b]", id="unmatched group is empty"),
+    pytest.param(r"a", "a", "$9", "", id="group beyond count is empty"),
+    pytest.param(r"(a)", "a", "$01", "", id="leading zero is a name"),
+])
+def test_expand_follows_go(pattern: str, text: str, template: str, expected: str) -> None:
+    compiled = compile_re2(pattern)
+    match = compiled.search(text)
+    assert match is not None
+    assert expand(template, compiled, match) == expected
+
+
+@pytest.mark.parametrize(("pattern", "text", "matches"), [
+    pytest.param("[[:alpha:]]+$", "abc", True, id="posix class"),
+    pytest.param("[[:digit:]]", "abc", False, id="posix digit"),
+    pytest.param(r"\Qa.b\E", "axb", False, id="quoted literal"),
+    pytest.param(r"\Qa.b\E", "a.b", True, id="quoted literal matches itself"),
+    pytest.param(r"abc\z", "abc", True, id="end of text"),
+])
+def test_re2_syntax_is_translated(pattern: str, text: str, matches: bool) -> None:
+    assert (compile_re2(pattern).search(text) is not None) == matches
+
+
+@pytest.mark.parametrize("pattern", [
+    pytest.param(r"(a)\1", id="backreference"), pytest.param("(?=a)", id="lookahead"),
+    pytest.param("(?<!a)b", id="lookbehind"), pytest.param("(?>a)", id="atomic"),
+    pytest.param("a++", id="possessive"), pytest.param(r"\pL", id="unicode class"),
+    pytest.param("(", id="unbalanced"), pytest.param("[[:nope:]]", id="unknown posix class"),
+])
+def test_non_re2_patterns_are_rejected(pattern: str) -> None:
+    with pytest.raises(RegexError, match="error parsing regexp"):
+        compile_re2(pattern)
+
+
+def test_quote_meta_escapes_exactly_re2_metacharacters() -> None:
+    assert quote_meta(r"a.b+c*d?e(f)g|h[i]j{k}l^m$n\o-p/q") == r"a\.b\+c\*d\?e\(f\)g\|h\[i\]j\{k\}l\^m\$n\\o-p/q"

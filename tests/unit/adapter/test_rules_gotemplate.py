@@ -1,0 +1,90 @@
+"""The Go text/template subset with << >> delimiters: Go's printing and control semantics."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapter.rules import gotemplate
+from adapter.rules.query import QUERY_FIELDS
+
+DATA = {
+    "Series": "http_requests_total",
+    "LabelMatchers": 'namespace="ns",pod=~"a|b"',
+    "LabelValuesByName": {"pod": "a|b", "namespace": "ns"},
+    "GroupBy": "pod,container",
+    "GroupBySlice": ["pod", "container"],
+}
+
+
+def render(text: str, data: dict | None = None) -> str:
+    return gotemplate.parse(text, fields=QUERY_FIELDS).render(DATA if data is None else data)
+
+
+@pytest.mark.parametrize(("template", "expected"), [
+    pytest.param("sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
+                 'sum(http_requests_total{namespace="ns",pod=~"a|b"}) by (pod,container)', id="fields"),
+    pytest.param("<<.GroupBySlice>>", "[pod container]", id="slice prints like Go"),
+    pytest.param("<<.LabelValuesByName>>", "map[namespace:ns pod:a|b]", id="map prints sorted"),
+    pytest.param('<<index .LabelValuesByName "pod">>', "a|b", id="index"),
+    pytest.param('<<index .LabelValuesByName "nope">>', "", id="index of a missing key is empty"),
+    pytest.param("<<.LabelValuesByName.pod>>", "a|b", id="map field access"),
+    pytest.param("<<.LabelValuesByName.nope>>", "<no value>", id="missing key by field access"),
+    pytest.param("<<index .GroupBySlice 1>>", "container", id="index a slice"),
+    pytest.param("<<range $i, $v := .GroupBySlice>><<if $i>>,<<end>><<$v>><<end>>", "pod,container",
+                 id="range join idiom"),
+    pytest.param("<<range .GroupBySlice>>[<<.>>]<<end>>", "[pod][container]", id="range sets dot"),
+    pytest.param("<<range $k, $v := .LabelValuesByName>><<$k>>=<<$v>>;<<end>>", "namespace=ns;pod=a|b;",
+                 id="range over map in key order"),
+    pytest.param("<<range .Series>>x<<else>>none<<end>>", "", id="range over a string is an error"),
+    pytest.param("by (\n  <<- range $i, $v := .GroupBySlice >>\n <<$v>><<end ->>\n)", "by (\n pod\n container)",
+                 id="trim markers"),
+    pytest.param("<<if eq .Series \"x\">>a<<else if .GroupBy>>b<<else>>c<<end>>", "b", id="else if"),
+    pytest.param("<<if and .Series (not .LabelValuesByName.nope)>>yes<<end>>", "yes", id="and/not/parens"),
+    pytest.param("<<with .GroupBy>>by (<<.>>)<<end>>", "by (pod,container)", id="with"),
+    pytest.param("<<.Series | printf \"%s_sum\">>", "http_requests_total_sum", id="pipeline into printf"),
+    pytest.param('<<printf "%q" .Series>>', '"http_requests_total"', id="printf %q"),
+    pytest.param("<<len .GroupBySlice>> <<print 1 2>> <<print \"a\" \"b\">>", "2 1 2 ab", id="len and print"),
+    pytest.param('<<join .GroupBySlice ",">>', "pod,container", id="join"),
+    pytest.param("<<$x := .Series>><<$x = \"y\">><<$x>>", "y", id="variables"),
+    pytest.param("a<</* comment */>>b", "ab", id="comment"),
+    pytest.param("{{ .Series }} ${.Series}$", "{{ .Series }} ${.Series}$", id="other delimiters are text"),
+    pytest.param('<<"a>>b">>', "a>>b", id="delimiter inside a string literal"),
+])
+def test_rendering(template: str, expected: str) -> None:
+    if "range .Series" in template:
+        with pytest.raises(gotemplate.TemplateExecError, match="range can't iterate"):
+            render(template)
+        return
+    assert render(template) == expected
+
+
+@pytest.mark.parametrize(("template", "message"), [
+    pytest.param("<<.Foo>>", "can't evaluate field Foo", id="unknown root field"),
+    pytest.param("<<$.Foo>>", "can't evaluate field Foo", id="unknown field through $"),
+    pytest.param("<<.Series.Name>>", "can't evaluate field Name in .Series", id="field of a string"),
+    pytest.param("<<if .Series>>", "missing <<end>>", id="missing end"),
+    pytest.param("<<end>>", "unexpected <<end>>", id="stray end"),
+    pytest.param("<<else>>", "unexpected <<else>>", id="stray else"),
+    pytest.param("<<.Series", "unclosed action", id="unclosed action"),
+    pytest.param("<<split .Series>>", 'function "split" not defined', id="unknown function"),
+    pytest.param('<<template "x">>', "not supported", id="template action"),
+    pytest.param("<<.Series .GroupBy>>", "can't give argument to non-function", id="argument to a field"),
+    pytest.param("<<>>", "missing value", id="empty action"),
+    pytest.param("<<.Series @>>", "unexpected '@'", id="bad character"),
+])
+def test_parse_errors(template: str, message: str) -> None:
+    with pytest.raises(gotemplate.TemplateSyntaxError, match=message):
+        gotemplate.parse(template, fields=QUERY_FIELDS)
+
+
+def test_inside_range_fields_refer_to_the_element_and_fail_at_render() -> None:
+    template = gotemplate.parse("<<range .GroupBySlice>><<.Foo>><<end>>", fields=QUERY_FIELDS)
+    with pytest.raises(gotemplate.TemplateExecError, match="can't evaluate field Foo"):
+        template.render(DATA)
+
+
+def test_references_and_index_keys_are_reported() -> None:
+    template = gotemplate.parse('x{p="<<index .LabelValuesByName "pod">>",n="<<.LabelValuesByName.ns>>"}')
+    assert template.references("LabelValuesByName") and not template.references("Series")
+    assert template.index_keys("LabelValuesByName") == ("pod", "ns")
+    assert gotemplate.parse("plain text").is_constant
