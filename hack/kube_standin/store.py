@@ -45,7 +45,7 @@ class Event:
     prev: Obj | None
 
 
-@dataclass(slots=True, kw_only=True, frozen=False)  # frozen=False: a live subscription
+@dataclass(slots=True, kw_only=True, frozen=False, eq=False)  # frozen=False: a live subscription
 class Watcher:
     queue: asyncio.Queue[Event | None]
     max_backlog: int
