@@ -24,7 +24,7 @@ from controller.algorithm import behavior as bh
 from controller.algorithm import pods as pd
 from controller.algorithm import sources
 from controller.algorithm.conditions import Condition, ConditionType, Reason
-from controller.algorithm.decide import complete, decide, failed_get_scale
+from controller.algorithm.sync import complete, decide, failed_get_scale
 from controller.algorithm.decision import Outcome
 from controller.algorithm.errors import MetricError
 from controller.algorithm.ratio import Tolerances

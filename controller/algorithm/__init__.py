@@ -10,7 +10,7 @@ No I/O, no clock reads, no asyncio/aiohttp/kubernetes imports anywhere in this p
 
 from controller.algorithm.behavior import Behavior, ScaleHistory
 from controller.algorithm.conditions import Reason
-from controller.algorithm.decide import complete, decide, failed_get_scale
+from controller.algorithm.sync import complete, decide, failed_get_scale
 from controller.algorithm.decision import Decision, Outcome, Trace
 from controller.algorithm.spec import AutoscalerSpec, ControllerConfig, SyncInput
 

@@ -117,6 +117,10 @@ class ScaleHistory:
     scale_up_events: tuple[ScaleEvent, ...] = ()
     scale_down_events: tuple[ScaleEvent, ...] = ()
 
+    def with_recommendations(self, recs: tuple[Recommendation, ...]) -> ScaleHistory:
+        return ScaleHistory(recommendations=recs, scale_up_events=self.scale_up_events,
+                            scale_down_events=self.scale_down_events)  # fmt: skip
+
     def to_dict(self) -> dict[str, object]:
         return {
             "recommendations": [[r.replicas, r.timestamp] for r in self.recommendations],
@@ -183,9 +187,11 @@ def stabilize_with_behavior(
     down = prenormalized
     up_winner = down_winner = None
     old_index = None
+    up_cutoff, down_cutoff = now - up_window, now - down_window
     for i, rec in enumerate(recs):
-        in_up = _inside(rec.timestamp, now, up_window)
-        in_down = _inside(rec.timestamp, now, down_window)
+        t = rec.timestamp
+        in_up = t > up_cutoff  # see _inside: strict windows
+        in_down = t > down_cutoff
         if in_up and rec.replicas < up:
             up, up_winner = rec.replicas, rec
         if in_down and rec.replicas > down:
@@ -341,7 +347,9 @@ def record_scale(
     if new > previous:
         events = store_scale_event(history.scale_up_events, change=new - previous, now=now,
                                    longest=longest_period(behavior.scale_up))  # fmt: skip
-        return replace(history, scale_up_events=events)
+        return ScaleHistory(recommendations=history.recommendations, scale_up_events=events,
+                            scale_down_events=history.scale_down_events)  # fmt: skip
     events = store_scale_event(history.scale_down_events, change=previous - new, now=now,
                                longest=longest_period(behavior.scale_down))  # fmt: skip
-    return replace(history, scale_down_events=events)
+    return ScaleHistory(recommendations=history.recommendations,
+                        scale_up_events=history.scale_up_events, scale_down_events=events)  # fmt: skip

@@ -15,7 +15,7 @@ Pure: no I/O, no clock reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -183,8 +183,13 @@ def set_condition(
     for i, old in enumerate(conditions):
         if old.type == new.type:
             when = old.last_transition_time if old.status == new.status else now
-            return (*conditions[:i], replace(new, last_transition_time=when), *conditions[i + 1 :])
-    return (*conditions, replace(new, last_transition_time=now))
+            return (*conditions[:i], _at(new, when), *conditions[i + 1 :])
+    return (*conditions, _at(new, now))
+
+
+def _at(cond: Condition, when: float | None) -> Condition:
+    return Condition(type=cond.type, status=cond.status, reason=cond.reason, message=cond.message,
+                     last_transition_time=when)  # fmt: skip
 
 
 def condition_key(conditions: tuple[Condition, ...]) -> tuple[tuple[str, bool, str, str], ...]:

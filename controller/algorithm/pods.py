@@ -96,10 +96,10 @@ def _cpu_unready(pod: PodInfo, metric: PodMetric, now: float, cfg: ReadinessConf
     if pod.start_time + cfg.cpu_initialization_period > now:
         # Still initializing: a sample counts only once a full window was collected after the
         # last readiness transition.
-        return pod.ready == ReadyStatus.FALSE or metric.timestamp < transition + metric.window
+        return pod.ready is ReadyStatus.FALSE or metric.timestamp < transition + metric.window
     # Past initialization: drop the sample only if the pod never became ready.
     return (
-        pod.ready == ReadyStatus.FALSE
+        pod.ready is ReadyStatus.FALSE
         and pod.start_time + cfg.initial_readiness_delay > transition
     )
 
@@ -117,22 +117,43 @@ def group_pods(
     unready: list[str] = []
     missing: list[str] = []
     ignored: list[str] = []
-    is_cpu = resource == CPU
-    for pod in pods:
-        if pod.deleted or pod.phase is PodPhase.FAILED:
-            ignored.append(pod.name)
-            continue
-        if pod.phase is PodPhase.PENDING:
-            unready.append(pod.name)
-            continue
-        metric = metrics.get(pod.name)
-        if metric is None:
-            missing.append(pod.name)
-            continue
-        if is_cpu and _cpu_unready(pod, metric, now, readiness):
-            unready.append(pod.name)
-            continue
-        ready += 1
+    get = metrics.get
+    failed, pending = PodPhase.FAILED, PodPhase.PENDING
+    if resource != CPU:
+        # One tight loop: this runs per metric per pod on every sync (see hack/bench).
+        for pod in pods:
+            name = pod.name
+            if pod.deleted or pod.phase is failed:
+                ignored.append(name)
+            elif pod.phase is pending:
+                unready.append(name)
+            elif name in metrics:
+                ready += 1
+            else:
+                missing.append(name)
+    else:
+        true = ReadyStatus.TRUE
+        init_period = readiness.cpu_initialization_period
+        for pod in pods:
+            name = pod.name
+            if pod.deleted or pod.phase is failed:
+                ignored.append(name)
+            elif pod.phase is pending:
+                unready.append(name)
+            else:
+                metric = get(name)
+                if metric is None:
+                    missing.append(name)
+                elif (
+                    pod.ready is not true
+                    or pod.start_time is None
+                    or pod.start_time + init_period > now
+                ) and _cpu_unready(pod, metric, now, readiness):
+                    # Fast pre-check: a Ready pod past its initialization period always
+                    # counts; only the others need the full rules.
+                    unready.append(name)
+                else:
+                    ready += 1
     return PodGroups(
         ready_count=ready, unready=tuple(unready), missing=tuple(missing), ignored=tuple(ignored)
     )
@@ -140,12 +161,15 @@ def group_pods(
 
 def running_and_ready(pods: Iterable[PodInfo]) -> int:
     """The pod count Object/External Value targets multiply: phase Running and Ready=True."""
-    return sum(
-        1 for p in pods if p.phase is PodPhase.RUNNING and p.ready is ReadyStatus.TRUE
-    )
+    running, ready = PodPhase.RUNNING, ReadyStatus.TRUE
+    count = 0
+    for p in pods:
+        if p.phase is running and p.ready is ready:
+            count += 1
+    return count
 
 
-def pod_request(pod: PodInfo, *, resource: str, container: str, pod_level: bool) -> int:
+def pod_request(pod: PodInfo, *, resource: str, container: str = "", pod_level: bool = False) -> int:
     """One pod's request in milli-units (upstream `calculateRequests` for one pod)."""
     if pod_level and not container and pod.pod_requests:
         # PodLevelResources: pod-level requests win when set and no container is named.
@@ -173,10 +197,19 @@ def calculate_requests(
     pods: Iterable[PodInfo], *, resource: str, container: str = "", pod_level: bool = False
 ) -> dict[str, int]:
     """Requests per pod name for every listed pod (ignored ones too, as upstream)."""
-    return {
-        p.name: pod_request(p, resource=resource, container=container, pod_level=pod_level)
-        for p in pods
-    }
+    out: dict[str, int] = {}
+    for pod in pods:
+        if container or (pod_level and pod.pod_requests):
+            out[pod.name] = pod_request(pod, resource=resource, container=container, pod_level=pod_level)
+            continue
+        total = 0  # the common case inlined: sum over all containers
+        for c in pod.containers:
+            value = c.requests.get(resource)
+            if value is None:
+                return {pod.name: pod_request(pod, resource=resource)}  # raises with the message
+            total += value
+        out[pod.name] = total
+    return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

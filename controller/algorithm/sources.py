@@ -29,6 +29,7 @@ from enum import StrEnum
 
 from controller.algorithm.errors import MetricError
 from controller.algorithm.pods import (
+    PodGroups,
     PodInfo,
     PodMetric,
     ReadinessConfig,
@@ -79,83 +80,103 @@ def _positive(target: float, what: str) -> None:
         raise MetricError(f"invalid {what} target {target}: must be greater than zero")
 
 
-def _utilization(values: Mapping[str, int], requests: Mapping[str, int]) -> tuple[int, int]:
-    """(`int32(Σusage×100/Σrequest)`, `Σusage/n`) over pods that have a request."""
-    usage = 0
-    request = 0
-    n = 0
-    for name, value in values.items():
-        r = requests.get(name)
-        if r is None:
-            continue  # a metric for a pod we do not know: upstream skips it here
-        usage += value
-        request += r
-        n += 1
-    if request == 0:
-        raise MetricError("no metrics returned matched known pods")
-    return div_trunc(usage * 100, request), div_trunc(usage, n)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Sums:
+    """A usage map reduced to what the ratio needs: Σvalue, Σweight (request, or 1 per entry)
+    and the number of map entries (upstream's `len(metrics)`, unknown pods included)."""
+
+    total: int
+    weight: int
+    entries: int
 
 
 def _rebalance(
     *,
     current: int,
     ratio: float,
-    values: dict[str, int],
+    sums: _Sums,
     unready: Sequence[str],
     missing: Sequence[str],
     fill_down: Callable[[str], int],
-    ratio_of: Callable[[dict[str, int]], float],
+    weight: Callable[[str], int],
+    ratio_of: Callable[[int, int], float],
     tolerances: Tolerances,
 ) -> tuple[int, Why, float, int]:
-    """The conservative second pass shared by Utilization and plain averages."""
-    filled = dict(values)
+    """The conservative second pass shared by Utilization and plain averages.
+
+    Upstream fills the metrics map and recomputes over all of it; filling only adds entries for
+    pods that had none (missing pods, and unready pods whose samples were removed), so adding
+    their contributions to the first-pass sums gives the same numbers in O(filled)."""
+    total, weights, entries = sums.total, sums.weight, sums.entries
+    fills: list[tuple[str, int]] = []
     if missing:
         if ratio < 1.0:
-            for name in missing:
-                filled[name] = fill_down(name)
+            fills.extend((name, fill_down(name)) for name in missing)
         elif ratio > 1.0:
-            for name in missing:
-                filled[name] = 0
+            fills.extend((name, 0) for name in missing)
     if unready and ratio > 1.0:
-        for name in unready:
-            filled[name] = 0
-    new_ratio = ratio_of(filled)
-    counted = len(filled)
+        fills.extend((name, 0) for name in unready)
+    for name, value in fills:
+        total += value
+        weights += weight(name)
+        entries += 1
+    new_ratio = ratio_of(total, weights)
     if tolerances.contains(new_ratio):
-        return current, Why.REBALANCED_WITHIN_TOLERANCE, new_ratio, counted
+        return current, Why.REBALANCED_WITHIN_TOLERANCE, new_ratio, entries
     if (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return current, Why.DIRECTION_REVERSED, new_ratio, counted
-    replicas = ceil_int32(new_ratio * counted)
+        return current, Why.DIRECTION_REVERSED, new_ratio, entries
+    replicas = ceil_int32(new_ratio * entries)
     if (new_ratio < 1.0 and replicas > current) or (new_ratio > 1.0 and replicas < current):
-        return current, Why.RECOUNT_REVERSED, new_ratio, counted
-    return replicas, Why.REBALANCED, new_ratio, counted
+        return current, Why.RECOUNT_REVERSED, new_ratio, entries
+    return replicas, Why.REBALANCED, new_ratio, entries
 
 
-def _grouped_values(
+def _grouped(
     pods: Sequence[PodInfo],
     metrics: Mapping[str, PodMetric],
     resource: str,
     now: float,
     readiness: ReadinessConfig,
-) -> tuple[dict[str, int], tuple[int, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+) -> tuple[PodGroups, set[str]]:
+    """Group the pods; the names whose samples upstream removes (ignored and unready)."""
     if not pods:
         raise MetricError(NO_PODS)
     groups = group_pods(pods, metrics, resource=resource, now=now, readiness=readiness)
     dropped = set(groups.ignored)
     dropped.update(groups.unready)
-    if dropped:
-        values = {k: m.value for k, m in metrics.items() if k not in dropped}
-    else:
-        values = {k: m.value for k, m in metrics.items()}
-    if not values:
-        raise MetricError(NO_READY_METRICS)
-    return values, (groups.ready_count, groups.unready, groups.missing, groups.ignored)
+    return groups, dropped
 
 
 def _first_timestamp(metrics: Mapping[str, PodMetric]) -> float | None:
     for m in metrics.values():
         return m.timestamp
     return None
+
+
+def _decide(
+    *, current: int, ratio: float, usage: int, utilization: int | None, groups: PodGroups,
+    metrics: Mapping[str, PodMetric], sums: _Sums, fill_down: Callable[[str], int],
+    weight: Callable[[str], int], ratio_of: Callable[[int, int], float], tolerances: Tolerances,
+) -> Proposal:  # fmt: skip
+    """Fast path (no unready pods on a scale-up, no missing pods) or the rebalanced pass."""
+    ready, unready, missing = groups.ready_count, groups.unready, groups.missing
+    counted: int | None = None
+    new_ratio: float | None = None
+    if not (unready and ratio > 1.0) and not missing:
+        if tolerances.contains(ratio):
+            replicas, why = current, Why.WITHIN_TOLERANCE
+        else:  # the ready pod count is multiplied, not current replicas
+            replicas, why, counted = ceil_int32(ratio * ready), Why.SCALED_READY, ready
+    else:
+        replicas, why, new_ratio, counted = _rebalance(
+            current=current, ratio=ratio, sums=sums, unready=unready, missing=missing,
+            fill_down=fill_down, weight=weight, ratio_of=ratio_of, tolerances=tolerances,
+        )  # fmt: skip
+    return Proposal(
+        replicas=replicas, why=why, ratio=ratio, usage=usage, utilization=utilization,
+        new_ratio=new_ratio, counted=counted, timestamp=_first_timestamp(metrics), ready=ready,
+        unready=unready, missing=missing, ignored=groups.ignored,
+    )  # fmt: skip
 
 
 def resource_utilization(
@@ -173,36 +194,40 @@ def resource_utilization(
 ) -> Proposal:
     """Upstream `GetResourceReplicas` (Utilization targets)."""
     _positive(target_utilization, "utilization")
-    values, (ready, unready, missing, ignored) = _grouped_values(
-        pods, metrics, resource, now, readiness
-    )
+    groups, dropped = _grouped(pods, metrics, resource, now, readiness)
+    if len(metrics) <= len(dropped) and all(name in dropped for name in metrics):
+        raise MetricError(NO_READY_METRICS)
     requests = calculate_requests(
         pods, resource=resource, container=container, pod_level=pod_level_requests
     )
-    utilization, raw_average = _utilization(values, requests)
-    ratio = utilization / target_utilization
-    common = {
-        "ratio": ratio, "usage": raw_average, "utilization": utilization,
-        "timestamp": _first_timestamp(metrics), "ready": ready, "unready": unready,
-        "missing": missing, "ignored": ignored,
-    }  # fmt: skip
-    scale_up_with_unready = bool(unready) and ratio > 1.0
-    if not scale_up_with_unready and not missing:
-        if tolerances.contains(ratio):
-            return Proposal(replicas=current, why=Why.WITHIN_TOLERANCE, **common)  # type: ignore[arg-type]
-        return Proposal(replicas=ceil_int32(ratio * ready), why=Why.SCALED_READY, counted=ready, **common)  # type: ignore[arg-type]
+    usage = request = n = entries = 0
+    for name, m in metrics.items():
+        if name in dropped:
+            continue
+        entries += 1
+        r = requests.get(name)
+        if r is not None:  # a sample for a pod we do not know counts in len() only
+            usage += m.value
+            request += r
+            n += 1
+    if request == 0:
+        raise MetricError("no metrics returned matched known pods")
+    utilization = div_trunc(usage * 100, request)
     fallback = max(100, target_utilization)
-    replicas, why, new_ratio, counted = _rebalance(
-        current=current, ratio=ratio, values=values, unready=unready, missing=missing,
+    return _decide(
+        current=current, ratio=utilization / target_utilization, usage=div_trunc(usage, n),
+        utilization=utilization, groups=groups, metrics=metrics,
+        sums=_Sums(total=usage, weight=request, entries=entries),
+        # on a scale-down a missing pod counts as max(100, target)% of its request (PR #112178)
         fill_down=lambda name: div_trunc(requests[name] * fallback, 100),
-        ratio_of=lambda v: _utilization(v, requests)[0] / target_utilization,
+        weight=requests.__getitem__,
+        ratio_of=lambda u, r: div_trunc(u * 100, r) / target_utilization,
         tolerances=tolerances,
     )  # fmt: skip
-    return Proposal(replicas=replicas, why=why, new_ratio=new_ratio, counted=counted, **common)  # type: ignore[arg-type]
 
 
-def _average(values: Mapping[str, int]) -> int:
-    return div_trunc(sum(values.values()), len(values))
+def _one(_name: str) -> int:
+    return 1
 
 
 def plain_average(
@@ -219,26 +244,21 @@ def plain_average(
     """Upstream `calcPlainMetricReplicas`: AverageValue of a resource ("cpu" keeps the CPU
     readiness rules) or of a Pods metric (`resource=""`: readiness ignored)."""
     _positive(target, "average value")
-    values, (ready, unready, missing, ignored) = _grouped_values(
-        pods, metrics, resource, now, readiness
-    )
-    usage = _average(values)
-    ratio = usage / target
-    common = {
-        "ratio": ratio, "usage": usage, "timestamp": _first_timestamp(metrics), "ready": ready,
-        "unready": unready, "missing": missing, "ignored": ignored,
-    }  # fmt: skip
-    scale_up_with_unready = bool(unready) and ratio > 1.0
-    if not scale_up_with_unready and not missing:
-        if tolerances.contains(ratio):
-            return Proposal(replicas=current, why=Why.WITHIN_TOLERANCE, **common)  # type: ignore[arg-type]
-        return Proposal(replicas=ceil_int32(ratio * ready), why=Why.SCALED_READY, counted=ready, **common)  # type: ignore[arg-type]
-    replicas, why, new_ratio, counted = _rebalance(
-        current=current, ratio=ratio, values=values, unready=unready, missing=missing,
-        fill_down=lambda _name: target, ratio_of=lambda v: _average(v) / target,
-        tolerances=tolerances,
+    groups, dropped = _grouped(pods, metrics, resource, now, readiness)
+    total = entries = 0
+    for name, m in metrics.items():
+        if name not in dropped:
+            total += m.value
+            entries += 1
+    if entries == 0:
+        raise MetricError(NO_READY_METRICS)
+    usage = div_trunc(total, entries)
+    return _decide(
+        current=current, ratio=usage / target, usage=usage, utilization=None, groups=groups,
+        metrics=metrics, sums=_Sums(total=total, weight=entries, entries=entries),
+        fill_down=lambda _name: target,  # a missing pod counts as exactly the target
+        weight=_one, ratio_of=lambda t, n: div_trunc(t, n) / target, tolerances=tolerances,
     )  # fmt: skip
-    return Proposal(replicas=replicas, why=why, new_ratio=new_ratio, counted=counted, **common)  # type: ignore[arg-type]
 
 
 def value_target(

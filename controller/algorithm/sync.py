@@ -200,7 +200,7 @@ def _normalize(
     if spec.behavior is None:
         window = config.downscale_stabilization
         st = stabilize_legacy(history.recommendations, prenormalized=prenormalized, now=now, window=window)
-        history = replace(history, recommendations=st.recommendations)
+        history = history.with_recommendations(st.recommendations)
         lim = convert_with_rules(
             current=current, desired=st.replicas, min_replicas=spec.min_replicas,
             max_replicas=spec.max_replicas, scale_up_limit_factor=config.scale_up_limit_factor,
@@ -221,7 +221,7 @@ def _normalize(
             current=current, desired=st.replicas, min_replicas=spec.min_replicas,
             max_replicas=spec.max_replicas, behavior=behavior, history=history, now=now,
         )  # fmt: skip
-        history = replace(history, recommendations=st.recommendations)
+        history = history.with_recommendations(st.recommendations)
         windows = f"up window {up.stabilization_window_seconds}s, down window {down.stabilization_window_seconds}s"
         limits = _policy_note(history, up, down, now, lim.limit)
     conds = c.set_condition(conds, _cond(ConditionType.ABLE_TO_SCALE, True, st.reason, st.message), now=now)
