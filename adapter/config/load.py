@@ -117,7 +117,7 @@ def parse_config(text: str, *, source: str = "<string>") -> AdapterConfig:
         finally:
             loader.dispose()
     except yaml.YAMLError as err:
-        raise ConfigError([_yaml_problem(source, err)]) from err
+        raise ConfigError([_yaml_problem(source, err, text)]) from err
     values: dict[str, Any] = {}
     if node is not None and node.tag != _NULL_TAG:
         values = walker.struct(node, "config", [], loader)
@@ -132,14 +132,38 @@ def parse_config(text: str, *, source: str = "<string>") -> AdapterConfig:
     )
 
 
-def _yaml_problem(source: str, err: yaml.YAMLError) -> Problem:
+def _yaml_problem(source: str, err: yaml.YAMLError, text: str) -> Problem:
     mark = getattr(err, "problem_mark", None)
     problem = getattr(err, "problem", None) or str(err)
     context = getattr(err, "context", None)
     reason = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
-    if mark is not None:
-        reason += f" at column {mark.column + 1}"
-    return Problem(source=source, reason=reason, line=mark.line + 1 if mark is not None else None)
+    if mark is None:
+        return Problem(source=source, reason=reason)
+    reason += f" at column {mark.column + 1}"
+    lines = text.splitlines()
+    offending = lines[mark.line] if mark.line < len(lines) else ""
+    if re.search(r':\s*"', offending) and offending.count('"') - offending.count('\\"') > 2:
+        reason += ('; the double-quoted value contains an unescaped " (prometheus-adapter issue '
+                   "#697): quote the value with single quotes or write \\\"")
+    location, path = _guess_location(lines, mark.line)
+    return Problem(source=source, location=location, field=path, reason=reason, line=mark.line + 1)
+
+
+def _guess_location(lines: list[str], index: int) -> tuple[str, str]:
+    """Best-effort rule and key for a line of text that did not parse as YAML."""
+    top, item, item_indent = "", -1, None
+    for line in lines[: index + 1]:
+        if re.match(r"^[A-Za-z_]\w*\s*:", line):
+            top, item, item_indent = line.split(":", 1)[0].strip(), -1, None
+            continue
+        match = re.match(r"^(\s*)-(\s|$)", line)
+        if match and top in ("rules", "externalRules") and (item_indent in (None, len(match.group(1)))):
+            item_indent, item = len(match.group(1)), item + 1
+    key = re.match(r"^\s*(?:-\s+)?([A-Za-z_]\w*)\s*:", lines[index]) if index < len(lines) else None
+    field_name = key.group(1) if key else ""
+    if top in ("rules", "externalRules") and item >= 0:
+        return f"{top}[{item}]", field_name
+    return top, (field_name if field_name != top else "")
 
 
 def split_path(parts: list[str]) -> tuple[str, str]:

@@ -109,7 +109,7 @@ def test_yaml_merge_keys_are_supported() -> None:
     pytest.param("resourceRules:\n  cpu:\n    containerQuery: a\n    podQuery: b\n",
                  ["resourceRules.cpu.podQuery (line 4)", "unknown field 'podQuery' in ResourceRule"],
                  id="unknown key in a resource rule"),
-    pytest.param('rules:\n- metricsQuery: "sum(x{a!="POD"})"\n', ["f.yaml (line 2)", "invalid YAML"],
+    pytest.param('rules:\n- metricsQuery: "sum(x{a!="POD"})"\n', ["f.yaml: rules[0].metricsQuery (line 2)", "invalid YAML", "unescaped \""],
                  id="unescaped double quote (issue 697)"),
     pytest.param("- 1\n", ["expected a mapping (MetricsDiscoveryConfig), got a list"], id="document is a list"),
 ])
