@@ -124,11 +124,11 @@ class ObjectCache:
             try:
                 if resource_version is None:
                     resource_version = await self._relist()
-                started = asyncio.get_running_loop().time()
+                started, before = asyncio.get_running_loop().time(), resource_version
                 resource_version = await self._watch(resource_version)
                 failures = 0
-                if asyncio.get_running_loop().time() - started < 1.0:
-                    await asyncio.sleep(1.0)  # a server that ends watches at once must not spin us
+                if resource_version == before and asyncio.get_running_loop().time() - started < 1.0:
+                    await asyncio.sleep(1.0)  # a server that ends empty watches at once must not spin us
             except _Expired:
                 resource_version = None
             except (KubeError, ValueError, KeyError, TypeError) as err:

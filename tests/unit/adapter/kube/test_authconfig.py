@@ -1,0 +1,60 @@
+"""The extension-apiserver-authentication ConfigMap is read at start and followed by a watch."""
+
+import asyncio
+
+import pytest
+
+from adapter.kube.authconfig import AuthConfigWatcher
+from adapter.kube.client import KubeClient
+from adapter.kube.errors import KubeAPIError
+
+from .apiserver import FakeAPIServer
+
+CM_PATH = "/api/v1/configmaps"
+
+
+@pytest.fixture
+async def api():
+    server = FakeAPIServer()
+    client = KubeClient(await server.start(), timeout=2.0)
+    await client.start()
+    server.client = client
+    yield server
+    await client.close()
+    await server.close()
+
+
+async def test_changes_reach_the_listener(api):
+    await api.put(CM_PATH, "extension-apiserver-authentication", "kube-system",
+                  data={"requestheader-allowed-names": '["a"]'})
+    await api.put(CM_PATH, "unrelated", "kube-system", data={"requestheader-allowed-names": '["zzz"]'})
+    seen = []
+    watcher = AuthConfigWatcher(api.client, seen.append)
+    await watcher.start()
+    try:
+        assert seen[-1].allowed_names == ("a",)
+        await api.put(CM_PATH, "extension-apiserver-authentication", "kube-system",
+                      data={"requestheader-allowed-names": '["b"]'})
+        for _ in range(150):
+            if seen[-1].allowed_names == ("b",):
+                break
+            await asyncio.sleep(0.01)
+        assert seen[-1].allowed_names == ("b",)
+        assert all(c.allowed_names != ("zzz",) for c in seen)
+        assert any("fieldSelector=metadata.name%3Dextension-apiserver-authentication" in c for c in api.calls)
+    finally:
+        await watcher.stop()
+
+
+async def test_missing_configmap_is_not_fatal(api):
+    seen = []
+    watcher = AuthConfigWatcher(api.client, seen.append)
+    await watcher.start()
+    await watcher.stop()
+    assert watcher.current is None and seen == []
+
+
+async def test_forbidden_configmap_is_fatal(api):
+    api.list_status = 403
+    with pytest.raises(KubeAPIError):
+        await AuthConfigWatcher(api.client, lambda _: None).start()

@@ -1,0 +1,164 @@
+"""Watch caches against an in-process API server speaking the real list/watch protocol."""
+
+import asyncio
+
+import pytest
+
+from adapter.kube.cache import ObjectCache
+from adapter.kube.caches import KubeObjectCaches
+from adapter.kube.client import KubeClient
+from adapter.kube.errors import CacheNotSynced, KubeAPIError, UnknownResource
+from adapter.kube.resources import ResourceInfo, ResourceResolver
+from adapter.rules.resources import GroupResource
+from kubecommon.selectors import parse_selector
+
+from .apiserver import FakeAPIServer
+
+PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
+POD_PATH = "/api/v1/pods"
+
+
+@pytest.fixture
+async def api():
+    server = FakeAPIServer()
+    config = await server.start()
+    client = KubeClient(config, timeout=2.0)
+    await client.start()
+    server.client = client
+    yield server
+    await client.close()
+    await server.close()
+
+
+async def eventually(check, timeout=1.5):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.01)
+
+
+async def started(api, **kwargs):
+    cache = ObjectCache(api.client, PODS, **kwargs)
+    cache.start()
+    await cache.wait_synced(1.5)
+    return cache
+
+
+async def test_list_then_watch_sees_changes(api):
+    await api.put(POD_PATH, "web-0", "shop", {"app": "web"})
+    await api.put(POD_PATH, "db-0", "shop", {"app": "db"})
+    cache = await started(api)
+    try:
+        assert [p.name for p in cache.list("shop")] == ["db-0", "web-0"]
+        await api.put(POD_PATH, "web-1", "shop", {"app": "web"})
+        await api.put(POD_PATH, "web-0", "shop", {"app": "web", "v": "2"})
+        await api.delete(POD_PATH, "db-0", "shop")
+        await eventually(lambda: [p.name for p in cache.list("shop")] == ["web-0", "web-1"]
+                         and cache.get("shop", "web-0").labels.get("v") == "2")
+        assert cache.relists == 1
+        assert sum(c.startswith("GET") for c in api.calls) == 1  # one LIST, then only watches
+    finally:
+        await cache.stop()
+
+
+async def test_list_filters_by_namespace_and_selector(api):
+    await api.put(POD_PATH, "a", "one", {"app": "web"})
+    await api.put(POD_PATH, "b", "two", {"app": "web"})
+    await api.put(POD_PATH, "c", "two", {"app": "db"})
+    cache = await started(api)
+    try:
+        web = parse_selector("app=web")
+        assert [(p.namespace, p.name) for p in cache.list(None, web)] == [("one", "a"), ("two", "b")]
+        assert [p.name for p in cache.list("two", web)] == ["b"]
+        assert cache.get("two", "c").labels == {"app": "db"} and cache.get("one", "c") is None
+    finally:
+        await cache.stop()
+
+
+async def test_pagination_collects_every_page(api, monkeypatch):
+    monkeypatch.setattr("adapter.kube.cache._PAGE_SIZE", "2")
+    for i in range(5):
+        await api.put(POD_PATH, f"p{i}", "ns")
+    cache = await started(api)
+    try:
+        assert len(cache.list(None)) == 5
+        assert sum("continue=" in c for c in api.calls) == 2
+    finally:
+        await cache.stop()
+
+
+async def test_expired_watch_relists(api):
+    await api.put(POD_PATH, "old", "ns")
+    cache = await started(api)
+    try:
+        await api.put(POD_PATH, "first", "ns")
+        await eventually(lambda: cache.get("ns", "first") is not None)
+        await api.delete(POD_PATH, "old", "ns")
+        await api.compact()  # the open watch gets 410 Expired: the cache must list again
+        await api.put(POD_PATH, "second", "ns")
+        await eventually(lambda: cache.relists == 2 and cache.get("ns", "second") is not None)
+        assert sorted(p.name for p in cache.list("ns")) == ["first", "second"]
+    finally:
+        await cache.stop()
+
+
+async def test_dropped_watch_resumes_without_relist(api):
+    api.drop_watch_after = 1
+    cache = await started(api)
+    try:
+        for name in ("a", "b", "c"):
+            await api.put(POD_PATH, name, "ns")
+            await eventually(lambda name=name: cache.get("ns", name) is not None, timeout=1.8)
+            await asyncio.sleep(0)
+        assert cache.relists == 1
+        watches = [c for c in api.calls if c.startswith("WATCH")]
+        assert len(watches) >= 3  # each dropped stream was resumed with a new watch, not a LIST
+        assert "resourceVersion=101" in watches[1]  # resumed after the event it had seen
+    finally:
+        await cache.stop()
+
+
+async def test_forbidden_list_fails_fast(api):
+    api.list_status = 403
+    cache = ObjectCache(api.client, PODS)
+    cache.start()
+    try:
+        with pytest.raises(KubeAPIError) as caught:
+            await cache.wait_synced(1.5)
+        assert caught.value.code == 403
+    finally:
+        await cache.stop()
+
+
+async def test_unreachable_api_is_not_synced():
+    from adapter.kube.config import KubeConfig
+    client = KubeClient(KubeConfig(server="http://127.0.0.1:9"), timeout=0.2)
+    await client.start()
+    cache = ObjectCache(client, PODS)
+    cache.start()
+    try:
+        with pytest.raises(CacheNotSynced):
+            await cache.wait_synced(0.3)
+    finally:
+        await cache.stop()
+        await client.close()
+
+
+async def test_caches_start_lazily_and_resolve_groups(api):
+    await api.put("/apis/apps/v1/deployments", "web", "shop", {"app": "web"})
+    caches = KubeObjectCaches(api.client, ResourceResolver(api.client), sync_timeout=1.5)
+    try:
+        assert caches.sizes() == {}
+        reader, again = await asyncio.gather(caches.reader(GroupResource(group="apps", resource="deployments")),
+                                             caches.reader(GroupResource(group="apps", resource="deployments")))
+        assert reader is again
+        assert (reader.kind, reader.api_version, reader.namespaced) == ("Deployment", "apps/v1", True)
+        assert [d.name for d in reader.list("shop")] == ["web"]
+        assert caches.sizes() == {"deployments.apps": 1}
+        with pytest.raises(UnknownResource):
+            await caches.reader(GroupResource(group="apps", resource="widgets"))
+        with pytest.raises(UnknownResource):
+            await caches.reader(GroupResource(group="nope.example.com", resource="widgets"))
+    finally:
+        await caches.stop()
