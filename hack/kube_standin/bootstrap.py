@@ -168,7 +168,10 @@ def node(name: str) -> dict[str, Any]:
                                        "message": "kubelet is posting ready status"}],
                        "nodeInfo": {"kubeletVersion": "v1.32.0-standin", "osImage": "stand-in",
                                     "operatingSystem": "linux", "architecture": "amd64",
-                                    "containerRuntimeVersion": "standin://1.0"}}}
+                                    "containerRuntimeVersion": "standin://1.0",
+                                    "kernelVersion": "6.0.0-standin", "kubeProxyVersion": "",
+                                    "bootID": f"boot-{name}", "machineID": f"machine-{name}",
+                                    "systemUUID": f"uuid-{name}"}}}
 
 
 def kubernetes_service(port: int) -> list[dict[str, Any]]:
