@@ -3,4 +3,5 @@
 pytest_plugins = [
     "tests.fixtures.prometheus",
     "tests.fixtures.standin",
+    "tests.fixtures.adapter",
 ]

@@ -38,6 +38,9 @@ class ServerContext:
     # None means authentication and authorization are disabled (--insecure-disable-auth).
     authenticator: Authenticator | None
     authorizer: Authorizer | None
+    # Like kube-apiserver's --anonymous-auth: when False, a request without credentials gets 401
+    # unless its path is always allowed (health probes); when True it continues as system:anonymous.
+    anonymous: bool = False
     groups: Groups
     # () -> the current discovery registry snapshot (adapter.discovery.registry.Registry)
     registry: Callable[[], Any]

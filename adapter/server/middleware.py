@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from adapter.kube import errors as kube_errors
+from adapter.kube.identity import ANONYMOUS
 from adapter.prometheus import errors as prom_errors
 from adapter.rules.query import QueryError
 from adapter.server import negotiation
@@ -37,6 +38,7 @@ from kubecommon.status import (
     NotFound,
     ServiceUnavailable,
     StatusError,
+    Unauthorized,
 )
 
 __all__ = ["MIDDLEWARES", "status_for", "status_response"]
@@ -130,8 +132,11 @@ async def authenticate_and_authorize(request: web.Request, handler: Handler) -> 
         return await handler(request)  # --insecure-disable-auth
     user = await ctx.authenticator.authenticate(peer_cert_der=_peer_certificate(request),
                                                 headers=request.headers)
+    info = request[REQUEST_INFO]
+    if user is ANONYMOUS and not ctx.anonymous and not ctx.authorizer.skips_review(user, info):
+        raise Unauthorized()
     request[USER] = user
-    await ctx.authorizer.authorize(user, request[REQUEST_INFO])
+    await ctx.authorizer.authorize(user, info)
     return await handler(request)
 
 

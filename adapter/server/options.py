@@ -49,6 +49,7 @@ class ServeOptions:
     review_cache_size: int
     always_allow_paths: tuple[str, ...]
     insecure_disable_auth: bool
+    anonymous_auth: bool
     cache_sync_timeout: float
     verbosity: int
     prometheus: prom_settings.PrometheusSettings
@@ -95,6 +96,9 @@ def _add_auth_flags(parser: argparse.ArgumentParser) -> None:
     authn.add_argument("--authentication-skip-lookup", action="store_true",
                        help="do not read kube-system/extension-apiserver-authentication")
     authn.add_argument("--authentication-token-webhook-cache-ttl", default="10s")
+    authn.add_argument("--anonymous-auth", default="false", choices=("true", "false"),
+                       help="serve requests without credentials as system:anonymous (then subject to "
+                            "SubjectAccessReview) instead of answering 401; health paths never need credentials")
     authn.add_argument("--client-ca-file", default="")
     authn.add_argument("--requestheader-client-ca-file", default="")
     authn.add_argument("--requestheader-allowed-names", default="", help="comma-separated CNs")
@@ -176,6 +180,7 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
         review_cache_size=args.auth_cache_size,
         always_allow_paths=_csv(args.authorization_always_allow_paths),
         insecure_disable_auth=args.insecure_disable_auth,
+        anonymous_auth=args.anonymous_auth == "true",
         cache_sync_timeout=max(0.1, _duration(args, "cache_sync_timeout")),
         verbosity=args.v, prometheus=prometheus, discovery=discovery,
     )

@@ -114,11 +114,23 @@ async def status_of(response):
     return body
 
 
-async def test_no_credentials_on_an_api_path_is_403_for_anonymous(client):
+async def test_no_credentials_on_an_api_path_is_401(client, reviews):
     response = await client.get(GV)
     body = await status_of(response)
+    assert (response.status, body["reason"], body["message"]) == (401, "Unauthorized", "Unauthorized")
+    assert reviews.specs == []
+
+
+async def test_anonymous_mode_sends_anonymous_to_review(state, reviews):
+    ctx = ServerContext(telemetry=Telemetry(), authenticator=Authenticator(AuthnSettings(), Tokens()),
+                        authorizer=Authorizer(reviews), anonymous=True, groups=Groups(),
+                        registry=lambda: state.snapshot)
+    async with TestClient(TestServer(build_app(ctx, Services()), host="127.0.0.1")) as anon_client:
+        response = await anon_client.get(GV)
+        body = await status_of(response)
     assert response.status == 403
     assert body["message"] == f'forbidden: User "system:anonymous" cannot get path "{GV}": no RBAC'
+    assert reviews.specs[0]["groups"] == ["system:unauthenticated"]
 
 
 async def test_bad_token_is_401(client):

@@ -91,4 +91,8 @@ def test_forbidden_wording(path, reason, message, details):
     body = error.to_dict()
     assert body["code"] == 403 and body["reason"] == "Forbidden"
     assert body["message"].endswith(message)
+    if details:
+        prefix = f'{details["kind"]}.{details["group"]}'
+        assert body["message"].startswith(f'{prefix} "{details["name"]}" is forbidden' if details["name"]
+                                          else f"{prefix} is forbidden")
     assert body.get("details") == details
