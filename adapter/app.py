@@ -222,6 +222,7 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
                                         caches=caches.sizes))
         ctx = ServerContext(
             telemetry=telemetry, authenticator=authenticator, authorizer=authorizer,
+            anonymous=options.anonymous_auth,
             groups=Groups(resource=compiled.resource is not None),
             registry=lambda: discovery.snapshot,
             readiness={"metric-discovery": lambda: (bool(discovery.ready), "no successful relist yet")},
