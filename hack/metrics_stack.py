@@ -22,6 +22,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -126,6 +127,16 @@ def _wait_line(stream: IO[str], wanted: str, proc: subprocess.Popen[str], timeou
     raise TimeoutError(f"no {wanted!r} line after {timeout}s:\n" + "".join(seen[-30:]))
 
 
+def _drain(stream: IO[str]) -> None:
+    try:
+        for _ in stream:
+            pass
+    except (OSError, ValueError):
+        pass
+    finally:
+        stream.close()
+
+
 def _stop(proc: subprocess.Popen[Any] | None, timeout: float = 10.0) -> None:
     if proc is None or proc.poll() is not None:
         return
@@ -155,15 +166,21 @@ class StandIn:
 
     def start(self, timeout: float = 30.0) -> StandIn:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        log = self.workdir / "standin.log"
-        self._proc = subprocess.Popen(
-            [sys.executable, str(REPO / "hack" / "kube_standin.py"), "--port=0", *self._args],
-            stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, cwd=REPO)  # noqa: SIM115
+        log = open(self.workdir / "standin.log", "ab")  # noqa: SIM115 (owned by the child)
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, str(REPO / "hack" / "kube_standin.py"), "--port=0", *self._args],
+                stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO)
+        finally:
+            log.close()
         assert self._proc.stdout is not None
         lines = _wait_line(self._proc.stdout, "ready", self._proc, timeout)
         for line in lines:
             if line.startswith("serving on "):
                 self.url = line.split()[-1]
+        # keep draining stdout so a chatty child never blocks on a full pipe
+        threading.Thread(target=_drain, args=(self._proc.stdout,), daemon=True,
+                         name="standin-stdout").start()
         return self
 
     def stop(self) -> None:

@@ -1,0 +1,126 @@
+"""The end-to-end stack, started once per session: a private real Prometheus scraping the sample
+exporter, the API-server stand-in with the adapter registered through four APIService objects,
+and real `kubectl` going through the stand-in's aggregation layer.
+
+Private (not the shared `prometheus` fixture) because the recovery test stops and restarts it.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hack import metrics_stack
+from hack.local_prometheus import LocalPrometheus, free_port
+from hack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo
+
+WARM_QUERY = '/apis/custom.metrics.k8s.io/v1beta1/namespaces/shop/pods/*/http_requests_per_second'
+
+
+@dataclass(frozen=False, slots=True, kw_only=True)  # frozen=False: tests restart parts of it
+class Stack:
+    exporter: SampleExporter
+    prometheus: LocalPrometheus
+    standin: metrics_stack.StandIn
+    adapter: metrics_stack.AdapterProcess
+    pods: tuple[FakePod, ...]
+    token: str
+    ca_pem: bytes
+
+    def kubectl(self, *args: str, check: bool = True) -> Any:
+        return self.standin.kubectl(*args, check=check)
+
+    def raw(self, path: str) -> Any:
+        """`kubectl get --raw PATH` (returncode, stdout, stderr)."""
+        return self.standin.kubectl("get", "--raw", path, check=False)
+
+    def raw_json(self, path: str) -> dict[str, Any]:
+        result = self.raw(path)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    def api(self, path: str, *, accept: str = "application/json", token: str | None = None,
+            base: str | None = None, timeout: float = 15.0) -> tuple[int, dict[str, str], Any]:
+        """GET through the stand-in (or `base`) with our own HTTP client, to see whole bodies."""
+        ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
+        headers = {"Accept": accept}
+        if token or (token is None and base is None):
+            headers["Authorization"] = f"Bearer {token or self.token}"
+        if base is not None:
+            ctx = metrics_stack.insecure_context()
+        request = urllib.request.Request((base or self.standin.url) + path, headers=headers)
+        try:
+            with urllib.request.urlopen(request, context=ctx, timeout=timeout) as resp:
+                code, hdrs, body = resp.status, dict(resp.headers), resp.read()
+        except urllib.error.HTTPError as err:
+            code, hdrs, body = err.code, dict(err.headers), err.read()
+        try:
+            return code, hdrs, json.loads(body)
+        except ValueError:
+            return code, hdrs, body.decode(errors="replace")
+
+
+def _kubeconfig_credentials(path: Path) -> tuple[str, bytes]:
+    import base64
+
+    config = yaml.safe_load(path.read_text())
+    token = next(u["user"]["token"] for u in config["users"] if "token" in u["user"])
+    ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"])
+    return token, ca
+
+
+def wait_until(check: Any, *, timeout: float, interval: float = 0.2, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise TimeoutError(f"{what or check} not true after {timeout}s (last: {last!r})")
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    work = tmp_path_factory.mktemp("e2e")
+    exporter = SampleExporter().start()
+    pods = populate_demo(exporter, demo_pods())
+    prometheus = LocalPrometheus([exporter.address])
+    standin = adapter = None
+    try:
+        prometheus.start()
+        prometheus.wait_for("rate(http_requests_total[1m])")
+        namespace, name = metrics_stack.ADAPTER_SERVICE
+        port = free_port()
+        standin = metrics_stack.StandIn(workdir=work / "standin",
+                                        services={f"{namespace}/{name}": f"127.0.0.1:{port}"}).start()
+        standin.create(metrics_stack.cluster_objects(pods))
+        adapter = metrics_stack.AdapterProcess(workdir=work / "adapter", kubeconfig=standin.kubeconfig,
+                                               prometheus_url=prometheus.url, port=port).start()
+        standin.create(metrics_stack.apiservices(adapter.cert_file.read_bytes()))
+        standin.wait_apiservices_available(metrics_stack.APISERVICE_NAMES)
+        token, ca = _kubeconfig_credentials(standin.kubeconfig)
+        built = Stack(exporter=exporter, prometheus=prometheus, standin=standin, adapter=adapter,
+                      pods=pods, token=token, ca_pem=ca)
+        # the first relist has happened and every pod has a rate when this answers 6 items... in shop: 4
+        wait_until(lambda: built.raw(WARM_QUERY).returncode == 0
+                   and len(json.loads(built.raw(WARM_QUERY).stdout)["items"]) == 4,
+                   timeout=30, what="custom metrics for every shop pod")
+        yield built
+    finally:
+        if adapter is not None:
+            adapter.stop()
+        if standin is not None:
+            standin.stop()
+        prometheus.close()
+        exporter.stop()
