@@ -1,0 +1,119 @@
+"""`python -m adapter check-config`: errors, the per-rule summary, and the per-rule explanation of
+discovered series ("why doesn't my metric show up?")."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from adapter import check_config
+from adapter.__main__ import main as adapter_main
+from tests.unit.adapter.rules_helpers import compile_text
+
+RULES = """
+rules:
+- seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
+  seriesFilters: [{isNot: '^http_requests_debug'}]
+  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+  name: {matches: '^(.*)_total$', as: '${1}_per_second'}
+  metricsQuery: sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)
+- seriesQuery: '{__name__=~"^node_.*"}'
+  resources: {overrides: {instance: {resource: node}}}
+  name: {matches: '^node_(.*)_seconds$', as: '$1_latency'}
+  metricsQuery: max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
+externalRules:
+- seriesQuery: 'queue_depth{queue!=""}'
+  metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)
+"""
+
+
+@pytest.fixture
+def rules_file(tmp_path: Path) -> Path:
+    path = tmp_path / "adapter.yaml"
+    path.write_text(RULES)
+    return path
+
+
+def test_summary_names_every_rule_its_metrics_resources_and_query(rules_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert adapter_main(["check-config", str(rules_file)]) == 0
+    out = capsys.readouterr().out
+    assert "2 custom rule(s)" in out and "1 external rule(s)" in out and "3 distinct seriesQuery" in out
+    assert "rules[0] (custom) seriesQuery: http_requests_total{namespace!=\"\",pod!=\"\"}" in out
+    assert "series filters: isNot /^http_requests_debug/, is /^(.*)_total$/ (from name.matches)" in out
+    assert "(e.g. http_requests_total -> http_requests_per_second)" in out
+    assert "resources: namespace -> namespaces, pod -> pods" in out
+    assert ('example: (pods example in namespace default) sum(rate(http_requests_total{namespace="default",'
+            'pod="example"}[2m])) by (pod)') in out
+    assert "example: (nodes example) max(<series>{instance=\"example\"}) by (instance)" in out
+    assert "warning: name.as: $1_latency refers to a capture group '1_latency'" in out
+    assert "warning: resources: nothing maps the `namespaces` resource" in out  # externalRules[0]
+    assert out.rstrip().endswith("loads; 2 warning(s)")
+
+
+def test_quiet_hides_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_text("rules:\n- seriesQuery: x\n  metricsQuery: sum(x) by (pod)\n"
+                    "  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}\n")
+    check_config.main([str(path)])
+    assert "note: metricsQuery: does not use <<.LabelMatchers>>" in capsys.readouterr().out
+    check_config.main([str(path), "--quiet"])
+    assert "note:" not in capsys.readouterr().out
+
+
+def test_errors_go_to_stderr_all_at_once_with_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("rules:\n- seriesQuery: a\n  name: {matches: '('}\n- seriesQuery: b\n"
+                    "  resources: {template: 'kube_<<.Group>>'}\n")
+    assert check_config.main([str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"{path}: rules[0].name.matches (line 3): error parsing regexp" in captured.err
+    assert f"{path}: rules[1].resources.template (line 5)" in captured.err
+
+
+def _series(name: str, **labels: str) -> dict[str, str]:
+    return {"__name__": name, **labels}
+
+
+def test_explain_series_reports_matches_drops_and_exposed_metrics() -> None:
+    rule = compile_text(RULES).custom[0]
+    report = check_config.explain_series(rule, [
+        _series("http_requests_total", namespace="a", pod="p1"),
+        _series("http_requests_total", namespace="a", pod="p2"),
+        _series("http_requests_debug_total", namespace="a", pod="p1"),
+        _series("http_requests_count", namespace="a", pod="p1"),
+        _series("http_requests_total", job="x"),
+    ])
+    lines = check_config.report_lines(rule, report)
+    assert lines[0] == "rules[0]: seriesQuery matched 5 series"
+    assert "  1 dropped: seriesFilters isNot /^http_requests_debug/ (e.g. http_requests_debug_total)" in lines
+    assert "  1 dropped: name does not match name.matches /^(.*)_total$/ (e.g. http_requests_count)" in lines
+    assert any(line.startswith("  1 carry no label this rule maps to a resource") for line in lines)
+    assert "  exposes pods/http_requests_per_second (namespaced, 2 series)" in lines
+    assert "  exposes namespaces/http_requests_per_second (cluster-scoped, 2 series)" in lines
+
+
+def test_explain_series_flags_names_that_expand_to_nothing_and_external_metrics() -> None:
+    compiled = compile_text(RULES)
+    node_rule, external = compiled.custom[1], compiled.external[0]
+    lines = check_config.report_lines(node_rule, check_config.explain_series(
+        node_rule, [_series("node_disk_seconds", instance="n1")]))
+    assert "  1 dropped: name.as '$1_latency' expands to an empty name (e.g. node_disk_seconds)" in lines
+    lines = check_config.report_lines(external, check_config.explain_series(
+        external, [_series("queue_depth", queue="q1"), _series("queue_depth", queue="q2")]))
+    assert lines[-1] == "  exposes external metric queue_depth (2 series)"
+    empty = check_config.report_lines(external, check_config.explain_series(external, []))
+    assert "nothing matched" in empty[1]
+
+
+def test_unreachable_prometheus_is_reported_per_rule_with_exit_2(rules_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code = check_config.main([str(rules_file), "--prometheus-url", f"http://127.0.0.1:{port}", "--timeout", "1s"])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert "rules[0]: seriesQuery failed: ConnectionError" in out
+    assert "externalRules[0]: seriesQuery failed" in out
