@@ -17,8 +17,10 @@ from dataclasses import replace
 
 from controller.algorithm import conditions as c
 from controller.algorithm.behavior import (
+    Behavior,
     Recommendation,
     ScaleHistory,
+    ScalingRules,
     convert_with_rules,
     effective_behavior,
     longest_period,
@@ -109,18 +111,17 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
     history = inp.history
     if history is None:  # first sync: the current count is the first recommendation
         history = ScaleHistory(recommendations=(Recommendation(replicas=current, timestamp=now),))
-    base = {"inp": inp, "current": current, "history": history}
     if current == 0 and spec.min_replicas != 0:
         conds = c.set_condition(conds, _cond(ConditionType.SCALING_ACTIVE, False,
                                 Reason.SCALING_DISABLED, c.MSG_SCALING_DISABLED), now=now)  # fmt: skip
         step = TraceStep(stage=Stage.DISABLED, before=0, after=0, reason=str(Reason.SCALING_DISABLED))
-        return _final(**base, outcome=Outcome.DISABLED, desired=0, conds=conds, steps=(step,))  # type: ignore[arg-type]
+        return _final(inp, history, outcome=Outcome.DISABLED, desired=0, conds=conds, steps=(step,))
     if current > spec.max_replicas or current < spec.min_replicas:
         above = current > spec.max_replicas
         desired = spec.max_replicas if above else spec.min_replicas
         reason = c.RESCALE_ABOVE_MAX if above else c.RESCALE_BELOW_MIN
         step = TraceStep(stage=Stage.RANGE, before=current, after=desired, reason=reason)
-        return _final(**base, outcome=Outcome.SCALE, desired=desired, conds=conds, steps=(step,),  # type: ignore[arg-type]
+        return _final(inp, history, outcome=Outcome.SCALE, desired=desired, conds=conds, steps=(step,),
                       rescale_reason=reason)  # fmt: skip
     if inp.selector_problem is not None:
         p = inp.selector_problem
@@ -131,8 +132,8 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
             Event(type=EventType.WARNING, reason=EventReason.FAILED_COMPUTE_METRICS_REPLICAS,
                   message=p.event_message),
         )  # fmt: skip
-        return _final(**base, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(),  # type: ignore[arg-type]
-                      events=events, error=p.event_message, keep_desired=True)  # fmt: skip
+        return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(),
+                      events=events, error=p.event_message)  # fmt: skip
     return _from_metrics(inp, config, current, conds, history)
 
 
@@ -158,7 +159,6 @@ def _from_metrics(
     )  # fmt: skip
     statuses = tuple(r.status for r in results)
     traces = tuple(_metric_trace(r, now) for r in results)
-    base = {"inp": inp, "current": current, "history": history, "metrics": traces, "statuses": statuses}
     first = combined.first_failure
     if combined.blocked:
         if first is not None and first.reason is not None:
@@ -172,8 +172,8 @@ def _from_metrics(
                          message=error),)  # fmt: skip
         step = TraceStep(stage=Stage.METRICS, before=current, after=current, reason=error,
                          note="a metric failed and the others do not scale up: no scaling")  # fmt: skip
-        return _final(**base, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(step,),  # type: ignore[arg-type]
-                      events=events, error=error, keep_desired=True)  # fmt: skip
+        return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(step,),
+                      events=events, error=error, metrics=traces, statuses=statuses)  # fmt: skip
     conds = c.set_condition(conds, _cond(ConditionType.SCALING_ACTIVE, True, Reason.VALID_METRIC_FOUND,
                             c.msg_valid_metric_found(combined.metric_name)), now=now)  # fmt: skip
     prenormalized = max(0, combined.replicas)
@@ -185,16 +185,17 @@ def _from_metrics(
     steps = [TraceStep(stage=Stage.METRICS, before=current, after=prenormalized,
                        reason=combined.metric_name or "no proposal",
                        note=f"{combined.invalid} metric(s) failed" if combined.invalid else "")]  # fmt: skip
-    desired, conds, history, behavior = _normalize(inp, config, current, prenormalized, conds, history, steps)
+    desired, conds, new_history, behavior = _normalize(inp, config, current, prenormalized, conds, history, steps)
     outcome = Outcome.SCALE if desired != current else Outcome.NO_CHANGE
-    return _final(**base, outcome=outcome, desired=desired, conds=conds, steps=tuple(steps),  # type: ignore[arg-type]
-                  events=events, error=combined.error, rescale_reason=reason, behavior=behavior)  # fmt: skip
+    return _final(inp, new_history, outcome=outcome, desired=desired, conds=conds, steps=tuple(steps),
+                  events=events, error=combined.error, rescale_reason=reason, behavior=behavior,
+                  metrics=traces, statuses=statuses)  # fmt: skip
 
 
 def _normalize(
     inp: SyncInput, config: ControllerConfig, current: int, prenormalized: int,
     conds: tuple[Condition, ...], history: ScaleHistory, steps: list[TraceStep],
-) -> tuple[int, tuple[Condition, ...], ScaleHistory, object]:  # fmt: skip
+) -> tuple[int, tuple[Condition, ...], ScaleHistory, Behavior | None]:  # fmt: skip
     spec, now = inp.spec, inp.now
     behavior = None
     if spec.behavior is None:
@@ -236,9 +237,11 @@ def _normalize(
     return lim.replicas, conds, history, behavior
 
 
-def _policy_note(history: ScaleHistory, up: object, down: object, now: float, limit: int | None) -> str:
-    up_span = longest_period(up)  # type: ignore[arg-type]
-    down_span = longest_period(down)  # type: ignore[arg-type]
+def _policy_note(
+    history: ScaleHistory, up: ScalingRules, down: ScalingRules, now: float, limit: int | None
+) -> str:
+    up_span = longest_period(up)
+    down_span = longest_period(down)
     ups = sum(e.replica_change for e in history.scale_up_events if e.timestamp > now - up_span)
     downs = sum(e.replica_change for e in history.scale_down_events if e.timestamp > now - down_span)
     text = f"recent scale events: +{ups} in {up_span}s, -{downs} in {down_span}s"
@@ -246,27 +249,29 @@ def _policy_note(history: ScaleHistory, up: object, down: object, now: float, li
 
 
 def _final(
-    *, inp: SyncInput, current: int, history: ScaleHistory, outcome: Outcome, desired: int,
+    inp: SyncInput, history: ScaleHistory, *, outcome: Outcome, desired: int,
     conds: tuple[Condition, ...], steps: tuple[TraceStep, ...], events: tuple[Event, ...] = (),
-    error: str | None = None, rescale_reason: str = "", keep_desired: bool = False,
-    metrics: tuple[MetricTrace, ...] = (), statuses: tuple[MetricStatus | None, ...] = (),
-    behavior: object = None,
+    error: str | None = None, rescale_reason: str = "", metrics: tuple[MetricTrace, ...] = (),
+    statuses: tuple[MetricStatus | None, ...] = (), behavior: Behavior | None = None,
 ) -> Decision:  # fmt: skip
     prev = inp.status
-    # A pending write keeps the old desired count until `complete` knows the write worked.
-    status_desired = prev.desired_replicas if keep_desired or outcome is Outcome.SCALE else desired
-    if outcome is Outcome.NO_CHANGE or outcome is Outcome.DISABLED:
+    current = inp.scale.spec_replicas
+    if outcome is Outcome.SCALE or outcome is Outcome.BLOCKED:
+        # Blocked keeps the old desired count (upstream setCurrentReplicasAndMetricsInStatus);
+        # a pending write keeps it until `complete` knows the write worked.
+        status_desired = prev.desired_replicas
+    else:  # no change (desired is current) or disabled (current is 0)
         status_desired = current
+    final = desired if outcome is Outcome.SCALE else current
     status = HpaStatus(current_replicas=current, desired_replicas=status_desired,
                        last_scale_time=prev.last_scale_time, current_metrics=statuses,
                        conditions=conds)  # fmt: skip
-    final = desired if outcome is Outcome.SCALE else (current if outcome is not Outcome.DISABLED else 0)
     return Decision(
         outcome=outcome, current_replicas=current, desired_replicas=final,
         rescale_reason=rescale_reason, status=status, previous_status=prev, events=events,
         history=history, error=error,
         trace=Trace(current=current, metrics=metrics, steps=steps, final=final),
-        effective_behavior=behavior,  # type: ignore[arg-type]
+        effective_behavior=behavior,
     )  # fmt: skip
 
 
