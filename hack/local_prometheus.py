@@ -11,18 +11,21 @@ Non-goals: remote write, rule files, TLS/auth in front of Prometheus, anything o
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,23 @@ INSTALL_HINT = (
 
 class PrometheusNotInstalled(RuntimeError):
     """The prometheus binary is missing."""
+
+
+def _die_with_parent_fn() -> Callable[[], None] | None:
+    """Ask Linux to SIGTERM Prometheus when its parent dies (a killed test run or demo must not
+    leave servers behind). The signal follows the forking THREAD, so only from the main one."""
+    if threading.current_thread() is not threading.main_thread() or sys.platform != "linux":
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    pr_set_pdeathsig = 1
+
+    def preexec() -> None:
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+    return preexec
 
 
 def free_port() -> int:
@@ -123,7 +143,8 @@ class LocalPrometheus:
         log = open(self._log, "ab")  # noqa: SIM115 (owned by the child for its lifetime)
         try:
             self._proc = subprocess.Popen(
-                args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent_fn(),
             )
         finally:
             log.close()
