@@ -27,7 +27,7 @@ from adapter.config.load import parse_duration
 from adapter.rules import query
 from adapter.rules.compile import CompiledConfig, CompiledResourceQuery, CompiledRule, RuleKind, compile_config
 from adapter.rules.lint import Finding, Severity, lint_config
-from adapter.rules.resources import NAMESPACES, NODES, PODS, GroupResource, is_root_scoped_for_discovery
+from adapter.rules.resources import NAMESPACES, PODS, GroupResource, is_root_scoped_for_discovery
 
 __all__ = ["RuleReport", "explain_series", "main", "report_lines", "summarize", "summarize_blocks"]
 
@@ -169,24 +169,13 @@ def _example_resource(rule: CompiledRule) -> GroupResource:
 
 def _resource_lines(rq: CompiledResourceQuery) -> list[str]:
     lines = [f"  {rq.ref.location}: containerLabel {rq.container_label or '(empty)'}; resources: {_mapping_text(rq)}"]
-    rules = _single_resource_rules(rq)
     for level, names, ns in (("container", ["example-pod"], "default"), ("node", ["example-node"], None)):
         try:
-            promql = query.render_resource(rules, resource="cpu", level=level, namespace=ns, names=names)  # type: ignore[arg-type]
+            promql = query.render_resource_query(rq, level=level, namespace=ns, names=names)  # type: ignore[arg-type]
             lines.append(f"    {level} example: {' '.join(promql.split())}")
         except query.QueryError as err:
             lines.append(f"    {level} example: FAILS: {err}")
     return lines
-
-
-@dataclass(frozen=True, slots=True)
-class _OneResource:
-    cpu: CompiledResourceQuery
-    memory: CompiledResourceQuery
-
-
-def _single_resource_rules(rq: CompiledResourceQuery) -> Any:
-    return _OneResource(cpu=rq, memory=rq)
 
 
 # --- live check against Prometheus ------------------------------------------------------------

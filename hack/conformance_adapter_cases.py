@@ -18,7 +18,7 @@ from adapter.rules import gotemplate, query
 from adapter.rules.compile import CompiledConfig, CompiledRule, compile_config
 from adapter.rules.query import QUERY_FIELDS, build_query
 from adapter.rules.resources import (
-    DEFAULT_TABLE, GroupResource, NoLabelForResource, ResourceTable, is_root_scoped_for_discovery,
+    DEFAULT_TABLE, GroupResource, ResourceTable, is_root_scoped_for_discovery,
 )  # fmt: skip
 from kubecommon.selectors import parse_selector
 

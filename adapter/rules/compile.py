@@ -12,7 +12,7 @@ query rendering (`adapter.rules.query`). Pure; no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _LABEL_TEMPLATE_FIELDS = {"Group": "string", "Resource": "string"}
+_Bad = Callable[[str, str], None]  # reports (field path, reason) for the rule being compiled
 
 
 class RuleKind(StrEnum):
@@ -304,7 +305,3 @@ def _extractor(template: gotemplate.Template) -> re.Pattern[str]:
                          "(write <<.Resource>>; the delimiters are << and >>)")  # fmt: skip
     return pattern
 
-
-from collections.abc import Callable  # noqa: E402  (type alias kept next to its users)
-
-_Bad = Callable[[str, str], None]

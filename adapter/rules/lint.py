@@ -11,15 +11,19 @@ checks that need series (check-config does those with `--prometheus-url`). Pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 from adapter.rules.compile import CompiledConfig, CompiledResourceQuery, CompiledRule, RuleKind, RuleRef
-from adapter.rules.resources import NAMESPACES, NODES, PODS, is_root_scoped_for_discovery
+from adapter.rules.resources import (
+    NAMESPACES, NODES, PODS, GroupResource, ResourceTable, is_root_scoped_for_discovery,
+)  # fmt: skip
 
 __all__ = ["Finding", "Severity", "lint_config", "lint_rule"]
 
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_Add = Callable[..., None]  # add(field, message, severity=WARNING) for the rule being linted
 
 
 class Severity(StrEnum):
@@ -68,7 +72,7 @@ def lint_rule(rule: CompiledRule) -> list[Finding]:
     _lint_name(rule, add)
     _lint_label_values(rule, add)
     _lint_namespace(rule, add)
-    _lint_overrides(rule.ref, rule.mapper.overrides, rule.mapper.table, add)
+    _lint_overrides(rule.mapper.overrides, rule.mapper.table, add)
     if rule.kind is RuleKind.CUSTOM and rule.rule.resources.namespaced is not None:
         add("resources.namespaced", "only external rules use `namespaced`; it is ignored here",
             Severity.NOTE)  # fmt: skip
@@ -123,12 +127,12 @@ def _lint_namespace(rule: CompiledRule, add: _Add) -> None:
             "metric\" (404); add e.g. `overrides: {namespace: {resource: namespace}}`")  # fmt: skip
 
 
-def _lint_overrides(ref: RuleRef, overrides: object, table: object, add: _Add) -> None:
-    for label, target in overrides.items():  # type: ignore[attr-defined]
+def _lint_overrides(overrides: Mapping[str, GroupResource], table: ResourceTable, add: _Add) -> None:
+    for label, target in overrides.items():
         field = f"resources.overrides.{label}"
         if not _LABEL_NAME.match(label):
             add(field, f"{label!r} is not a valid Prometheus label name; it can never match")
-        if table.normalize(target.group, target.resource) is None:  # type: ignore[attr-defined]
+        if table.normalize(target.group, target.resource) is None:
             add(field, f"{target} is not a built-in resource: it must exist in the cluster "
                 "(prometheus-adapter refuses to start when it does not)", Severity.NOTE)  # fmt: skip
 
@@ -149,10 +153,6 @@ def _lint_resource(query: CompiledResourceQuery) -> list[Finding]:
     for resource, why in ((PODS, "pod"), (NODES, "node"), (NAMESPACES, "namespace")):
         if query.mapper.label_or_none(resource) is None:
             add("resources", f"nothing maps {resource} to a label: {why} metrics cannot be queried")
-    _lint_overrides(query.ref, query.mapper.overrides, query.mapper.table, add)
+    _lint_overrides(query.mapper.overrides, query.mapper.table, add)
     return out
 
-
-from collections.abc import Callable  # noqa: E402
-
-_Add = Callable[..., None]

@@ -34,7 +34,7 @@ from adapter.rules.goregex import quote_meta
 from adapter.rules.resources import NAMESPACES, NODES, PODS, GroupResource, NoLabelForResource
 
 if TYPE_CHECKING:
-    from adapter.rules.compile import CompiledResourceRules, CompiledRule
+    from adapter.rules.compile import CompiledResourceQuery, CompiledResourceRules, CompiledRule
 
 __all__ = [
     "DEFAULT_MAX_QUERY_BYTES",
@@ -54,6 +54,7 @@ __all__ = [
     "render_custom",
     "render_external",
     "render_resource",
+    "render_resource_query",
     "result_labels",
 ]
 
@@ -203,16 +204,7 @@ def build_query(
         _namespace_matcher(matchers, labels, namespace)
     slice_: list[str] = list(group_by_slice)
     if resource is not None:
-        try:
-            resource_label = _label(labels.label_for(resource), f"label for {resource}", InvalidRuleLabel)
-        except NoLabelForResource as err:
-            raise MissingLabelMapping(str(err)) from None
-        if names is not None:
-            expr = _eq(resource_label, names[0]) if len(names) == 1 else _re(resource_label, names)
-            if not names:
-                expr = _eq(resource_label, "")
-            matchers.add(expr, resource_label, "|".join(names))
-        slice_ = [resource_label, *(_label(g, "group-by label", InvalidRuleLabel) for g in extra_group_by)]
+        slice_ = _resource_matcher(matchers, labels, resource, names, extra_group_by)
         group_by = ",".join(slice_)
     if template.references("LabelValuesByName"):
         _check_plain_values(matchers.values_by_name)
@@ -233,6 +225,23 @@ def build_query(
             "select fewer objects (e.g. a narrower labelSelector)"
         )
     return PromQL(text)
+
+
+def _resource_matcher(matchers: _Matchers, labels: LabelLookup, resource: GroupResource,
+                      names: Sequence[str] | None, extra_group_by: Sequence[str]) -> list[str]:
+    """Add the object-name matcher (one name: `=`, several: escaped `=~`, None: none) and return
+    the group-by labels: the resource's label, then `extra_group_by`."""
+    try:
+        resource_label = _label(labels.label_for(resource), f"label for {resource}", InvalidRuleLabel)
+    except NoLabelForResource as err:
+        raise MissingLabelMapping(str(err)) from None
+    if names is not None:
+        if len(names) == 1:
+            expr = _eq(resource_label, names[0])
+        else:  # upstream: `label=""` for no names, `=~"a|b"` for several
+            expr = _re(resource_label, names) if names else _eq(resource_label, "")
+        matchers.add(expr, resource_label, "|".join(names))
+    return [resource_label, *(_label(g, "group-by label", InvalidRuleLabel) for g in extra_group_by)]
 
 
 def _check_plain_values(values_by_name: dict[str, str]) -> None:
@@ -312,7 +321,19 @@ def render_resource(
 ) -> PromQL:
     """metrics.k8s.io query: `containerQuery` for pods (grouped by pod and container label) or
     `nodeQuery` for nodes, as prometheus-adapter's resource provider builds them."""
-    query = rules.cpu if resource == "cpu" else rules.memory
+    return render_resource_query(rules.cpu if resource == "cpu" else rules.memory, level=level,
+                                 namespace=namespace, names=names, max_bytes=max_bytes)
+
+
+def render_resource_query(
+    query: CompiledResourceQuery,
+    *,
+    level: Level,
+    namespace: str | None,
+    names: Sequence[str] | None,
+    max_bytes: int = DEFAULT_MAX_QUERY_BYTES,
+) -> PromQL:
+    """`render_resource` for one of `resourceRules.cpu` / `.memory`."""
     if level == "node":
         template, target, extra = query.node_template, NODES, ()
     else:
