@@ -162,12 +162,10 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     compiled = _compile({"externalRules": [rule]})
     registry = build_registry(compiled, {compiled.external[0].series_query: [_series_from_rule(compiled.external[0])]})
     result = data.get("prometheus_result", {"result": []})
-    if result.get("resultType", "vector") != "vector":
-        raise Unsupported("non-vector results are decoded by the Prometheus client, not the service")
-    prom = FakePrometheus(queries=_AlwaysAnswer([_sample(i) for i in result["result"]]))
+    prom = FakePrometheus(queries=_AlwaysAnswer(_decoded(result)))
     path, params = _parse_http(data.get("http", "GET /apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_depth"))
-    request = parse_path(path.split("/", 4)[4], params.get("labelSelector"))
     try:
+        request = parse_path(path.split("/", 4)[4], params.get("labelSelector"))
         got = asyncio.run(ExternalMetricsService(registry=lambda: registry, prometheus=prom).get(request))
     except status.StatusError as err:
         return _result(_want_status(expected), _status(err))
@@ -175,11 +173,34 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     return _result({"status": expected["status"], "items": expected.get("items")}, {"status": 200, "items": body["items"]})
 
 
+def _decoded(result: Mapping[str, Any]) -> Any:
+    """What the Prometheus client hands the service for a /api/v1/query `data` object: vector
+    samples, a scalar as one label-less sample, any other type a bad-response error."""
+    from adapter.prometheus import errors as prom_errors
+
+    kind = result.get("resultType", "vector")
+    if kind == "vector":
+        return [_sample({"metric": i.get("metric", i.get("labels", {})), "value": _vector_value(i)})
+                for i in result.get("result", [])]
+    if kind == "scalar":
+        ts, value = result["result"]
+        return [Sample(labels={}, value=_value(value), timestamp=float(ts))]
+    return prom_errors.PrometheusBadResponse(f"unexpected result type {kind}", path="/api/v1/query")
+
+
+def _vector_value(item: Mapping[str, Any]) -> Any:
+    value = item.get("value")
+    return value[1] if isinstance(value, list) else value
+
+
 def check_routing(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     from adapter.server.handlers.custom_metrics import parse_path
 
     path, params = _parse_http(case["input"]["http"])
-    request = parse_path(path.split("/", 4)[4], params.get("labelSelector"), params.get("metricLabelSelector"))
+    try:
+        request = parse_path(path.split("/", 4)[4], params.get("labelSelector"), params.get("metricLabelSelector"))
+    except status.StatusError as err:
+        return _result(_want_status(case["expected"]), _status(err))
     got: dict[str, Any] = {"op": "by_selector" if request.name is None else "by_name",
                            "group_resource": str(request.resource), "namespace": request.namespace or "",
                            "namespaced": request.namespace is not None}

@@ -1,0 +1,57 @@
+"""The conformance runner itself: a deviation excuses a difference only when its normaliser
+reproduces upstream's answer exactly; anything else is a FAIL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hack import conformance_adapter
+
+SELECTOR_RULE = {"metricsQuery": "<<.LabelMatchers>>", "resources": {"namespaced": True}}
+
+
+def _selector_case(case_id: str, selector: str, expected: str) -> dict:
+    return {"id": case_id, "category": "metrics_query.selector_to_promql", "rule": SELECTOR_RULE,
+            "input": {"api": "external", "series": "s", "namespace": "", "metric_selector": selector},
+            "expected": {"query": expected, "error": None}}
+
+
+CASES = [
+    _selector_case("exists", "foo", 'foo!=""'),
+    _selector_case("escaped", "foo in (a.b)", 'foo=~"a.b"'),
+    _selector_case("wrong", "foo in (a.b)", 'foo=~"a.c"'),
+    {"id": "naming-wrong", "category": "naming", "rule": {"name": {"matches": "^(.*)_total$"}},
+     "input": {"series_name": "x_total"}, "expected": {"metric_name": "y", "error": None}},
+    {"id": "route-short", "category": "http.routing",
+     "input": {"http": "GET /apis/custom.metrics.k8s.io/v1beta1/pods/x"},
+     "expected": {"status": 400, "reason": "BadRequest", "message": "invalid request path"}},
+    {"id": "custom-gt", "category": "custom.errors",
+     "input": {"http": "GET /apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/web-1/http_requests"
+                       "?metricLabelSelector=a%3C1"},
+     "expected": {"status": 404, "reason": "NotFound",
+                  "message": "the server could not find the metric http_requests for pods"}},
+    {"id": "no-checker", "category": "something.new", "input": {}, "expected": {}},
+]
+
+
+def test_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"fixtures": {}, "cases": CASES}))
+    assert conformance_adapter.run(path) == 1
+    lines = capsys.readouterr().out.splitlines()
+    verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in lines[:-1]}
+    assert verdicts == {"exists": "PASS", "escaped": "SKIP", "wrong": "FAIL", "naming-wrong": "FAIL",
+                        "route-short": "PASS", "custom-gt": "SKIP", "no-checker": "SKIP"}
+    assert "deviation regex-escaped-values" in next(line for line in lines if " escaped:" in line)
+    assert "deviation unsupported-selector-is-400" in next(line for line in lines if "custom-gt" in line)
+    assert "no checker for category" in next(line for line in lines if "no-checker" in line)
+    assert lines[-1] == "2 passed, 2 failed, 3 skipped"
+
+
+def test_every_deviation_has_a_reason() -> None:
+    names = [d.name for d in conformance_adapter.DEVIATIONS]
+    assert len(names) == len(set(names))
+    assert all(len(d.reason) > 40 for d in conformance_adapter.DEVIATIONS)
