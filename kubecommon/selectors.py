@@ -1,4 +1,4 @@
-"""Label and field selectors with k8s.io/apimachinery semantics.
+"""Label selectors with k8s.io/apimachinery semantics.
 
 The HPA, kubectl and our own controller send selectors as strings in the canonical form that
 `labels.Selector.String()` prints; the adapter must accept exactly what kube-apiserver accepts,
@@ -17,14 +17,11 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
-    "FieldRequirement",
-    "FieldSelector",
     "Operator",
     "Requirement",
     "Selector",
     "SelectorError",
     "label_selector_from_selector",
-    "parse_field_selector",
     "parse_selector",
     "selector_from_label_selector",
     "validate_label_name",
@@ -366,76 +363,3 @@ def label_selector_from_selector(selector: Selector) -> dict[str, Any] | None:
     if expressions:
         result["matchExpressions"] = expressions
     return result
-
-
-# --- field selectors ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FieldRequirement:
-    field: str
-    operator: Operator
-    value: str
-
-    def matches(self, fields: Mapping[str, str]) -> bool:
-        actual = fields.get(self.field, "")
-        return actual == self.value if self.operator is not Operator.NOT_EQUALS else actual != self.value
-
-    def __str__(self) -> str:
-        return f"{self.field}{self.operator.value}{self.value}"
-
-
-@dataclass(frozen=True, slots=True)
-class FieldSelector:
-    requirements: tuple[FieldRequirement, ...] = ()
-
-    def matches(self, fields: Mapping[str, str]) -> bool:
-        return all(req.matches(fields) for req in self.requirements)
-
-    def value_for(self, field: str) -> str | None:
-        """The value an equality requirement pins `field` to, if any (e.g. metadata.name)."""
-        for req in self.requirements:
-            if req.field == field and req.operator is not Operator.NOT_EQUALS:
-                return req.value
-        return None
-
-    def __str__(self) -> str:
-        return ",".join(str(req) for req in self.requirements)
-
-
-_FIELD_TERM = re.compile(r"(?P<field>[^=!,\s]+)\s*(?P<op>==|=|!=)(?P<value>.*)", re.DOTALL)
-
-
-def parse_field_selector(text: str) -> FieldSelector:
-    """`fields.ParseSelector`: comma-separated `field=value`, `field==value`, `field!=value`.
-
-    Backslash escapes `\\,`, `\\=` and `\\\\` are honoured in values as upstream does.
-    """
-    if not text.strip():
-        return FieldSelector()
-    requirements = []
-    for term in _split_unescaped(text):
-        match = _FIELD_TERM.fullmatch(term.strip())
-        if match is None:
-            raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
-        op = {"=": Operator.EQUALS, "==": Operator.DOUBLE_EQUALS, "!=": Operator.NOT_EQUALS}[match["op"]]
-        value = re.sub(r"\\(.)", r"\1", match["value"])
-        requirements.append(FieldRequirement(field=match["field"], operator=op, value=value))
-    return FieldSelector(tuple(requirements))
-
-
-def _split_unescaped(text: str) -> list[str]:
-    parts, current, i = [], [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            current.append(text[i : i + 2])
-            i += 2
-            continue
-        if text[i] == ",":
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(text[i])
-        i += 1
-    parts.append("".join(current))
-    return parts

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapter.kube.identity import UserInfo
-from kubecommon.selectors import SelectorError, parse_field_selector
+from kubecommon.fieldselectors import parse_field_selector
+from kubecommon.selectors import SelectorError
 from kubecommon.status import Forbidden, qualified_resource
 
 __all__ = ["RequestInfo", "derive_request_info", "forbidden", "review_spec"]

@@ -18,13 +18,8 @@ from typing import TypeVar
 from adapter.prometheus import errors as prom_errors
 from adapter.rules import query
 from kubecommon import status
-from kubecommon.selectors import (
-    FieldSelector,
-    Selector,
-    SelectorError,
-    parse_field_selector,
-    parse_selector,
-)
+from kubecommon.fieldselectors import FieldSelector, parse_field_selector
+from kubecommon.selectors import Selector, SelectorError, parse_selector
 
 __all__ = [
     "BadSelector",

@@ -39,7 +39,8 @@ from adapter.services.results import (
 )
 from kubecommon import status
 from kubecommon.quantity import Format, Quantity, format_cpu_cores
-from kubecommon.selectors import FieldSelector, Selector
+from kubecommon.fieldselectors import FieldSelector
+from kubecommon.selectors import Selector
 
 __all__ = ["ResourceMetricsService", "ResourceQuery"]
 

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from kubecommon.selectors import SelectorError, parse_field_selector, parse_selector
+from kubecommon.fieldselectors import parse_field_selector
+from kubecommon.selectors import SelectorError, parse_selector
 from kubecommon.status import BadRequest, Gone
 
 from . import events, strategies

@@ -2,10 +2,11 @@
 
 import pytest
 
+from kubecommon.fieldselectors import parse_field_selector
+
 from kubecommon.selectors import (
     SelectorError,
     label_selector_from_selector,
-    parse_field_selector,
     parse_selector,
     selector_from_label_selector,
 )

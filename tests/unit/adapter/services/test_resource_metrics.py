@@ -10,7 +10,8 @@ from adapter.prometheus.fake import FakePrometheus
 from adapter.services import errors
 from adapter.services.resource_metrics import ResourceMetricsService, ResourceQuery
 from kubecommon import status
-from kubecommon.selectors import parse_field_selector, parse_selector
+from kubecommon.fieldselectors import parse_field_selector
+from kubecommon.selectors import parse_selector
 
 from .conftest import caches, compiled, node, pod, sample
 
