@@ -156,14 +156,31 @@ class ResourceTable:
         return item.group_resource if item else None
 
     def normalize_or_pass(self, group: str, resource: str) -> GroupResource:
-        """Like `normalize`, but unknown resources (CRDs) pass through lower-cased."""
-        return self.normalize(group, resource) or GroupResource(
-            group=group.lower(), resource=resource.lower()
-        )
+        """Like `normalize`, but resources the table does not know (CRDs, other API versions)
+        pass through in plural lower-case form: the plural of a known name in another group
+        (`extensions` + `ingress` -> `ingresses.extensions`), else the name if it already ends
+        in `s`, else Kubernetes' guessed plural (`brand` -> `brands`, `policy` -> `policies`)."""
+        found = self.normalize(group, resource)
+        if found is not None:
+            return found
+        name = resource.lower()
+        elsewhere = self.lookup("", name)
+        if elsewhere is not None:
+            return GroupResource(group=group.lower(), resource=elsewhere.resource)
+        return GroupResource(group=group.lower(), resource=_guess_plural(name))
 
     def singular(self, resource: GroupResource) -> str | None:
         item = self.lookup(resource.group, resource.resource)
         return item.singular if item else None
+
+
+def _guess_plural(name: str) -> str:
+    """apimachinery's UnsafeGuessKindToResource, for a name that is not already plural."""
+    if not name or name.endswith("s"):
+        return name
+    if name.endswith("y") and name[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return name[:-1] + "ies"
+    return name + ("es" if name.endswith(("x", "z", "ch", "sh")) else "s")
 
 
 DEFAULT_TABLE = ResourceTable(_BUILTIN)

@@ -38,7 +38,10 @@ def test_normalisation_through_the_static_table(group: str, resource: str, expec
 
 def test_unknown_resources_pass_through_lower_cased_only_when_asked() -> None:
     assert DEFAULT_TABLE.normalize("cheese.io", "Brand") is None
-    assert DEFAULT_TABLE.normalize_or_pass("cheese.io", "Brand") == GroupResource("cheese.io", "brand")
+    assert DEFAULT_TABLE.normalize_or_pass("cheese.io", "Brand") == GroupResource("cheese.io", "brands")
+    assert DEFAULT_TABLE.normalize_or_pass("cheese.io", "brands") == GroupResource("cheese.io", "brands")
+    assert DEFAULT_TABLE.normalize_or_pass("example.com", "Policy") == GroupResource("example.com", "policies")
+    assert DEFAULT_TABLE.normalize_or_pass("extensions", "ingress") == GroupResource("extensions", "ingresses")
     assert DEFAULT_TABLE.normalize("batch", "deployments") is None  # wrong group
 
 
