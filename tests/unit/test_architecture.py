@@ -1,0 +1,68 @@
+"""The architecture the README draws is the one the code has.
+
+These checks fail the build when a pure core starts doing I/O, a layer reaches upward, a module
+grows past the size budget or keeps global state, or the README's layer list drifts from the
+contracts import-linter enforces.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("adapter", "controller", "kubecommon")
+MAX_MODULE_LINES = 420
+
+
+def _product_modules() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+@pytest.mark.timeout(60)
+def test_import_contracts_hold() -> None:
+    lint_imports = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
+    result = subprocess.run([lint_imports, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout
+
+
+def test_readme_lists_every_enforced_layer() -> None:
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    readme = (ROOT / "README.md").read_text()
+    architecture = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    named: set[str] = set()
+    for section in config.sections():
+        for key in ("layers", "source_modules"):
+            for line in config[section].get(key, "").splitlines():
+                named.update(part.strip() for part in line.split("|") if part.strip())
+    missing = sorted(module for module in named if f"`{module}`" not in architecture)
+    assert not missing, f"README's Architecture section does not mention: {missing}"
+
+
+@pytest.mark.parametrize("path", _product_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_hygiene(path: Path) -> None:
+    source = path.read_text()
+    assert len(source.splitlines()) <= MAX_MODULE_LINES, "split the module: one concept each"
+    tree = ast.parse(source)
+    assert not any(isinstance(node, ast.Global) for node in ast.walk(tree)), "no global state"
+    if path.name != "__init__.py" and source.strip():
+        assert ast.get_docstring(tree), "every module opens with its job and its non-goals"
+
+
+_CLOCK = re.compile(r"time\.(time|monotonic)\(|datetime\.now\(|loop\.time\(|asyncio\.sleep\(")
+
+
+@pytest.mark.parametrize("package", ["controller/algorithm", "adapter/rules", "adapter/config"])
+def test_pure_cores_never_read_the_clock(package: str) -> None:
+    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / package).rglob("*.py")
+                 for n, line in enumerate(p.read_text().splitlines(), 1) if _CLOCK.search(line)]
+    assert not offenders
