@@ -73,24 +73,27 @@ class SeriesDigest:
     `shapes()`. Memory is O(distinct shapes), not O(series).
     """
 
-    __slots__ = ("_label_sets", "_shapes", "count")
+    __slots__ = ("_raw", "count")
 
     def __init__(self) -> None:
-        self._shapes: dict[tuple[str, frozenset[str]], None] = {}
-        self._label_sets: dict[frozenset[str], frozenset[str]] = {}  # interning
+        # (series name, label names in answer order): a cheap key for the hot path (one call
+        # per series); folded into order-independent shapes by `shapes()`.
+        self._raw: dict[tuple[str | None, tuple[str, ...]], None] = {}
         self.count = 0
 
     def add(self, labels: Mapping[str, str]) -> None:
         self.count += 1
-        name = labels.get(_NAME)
-        if not name:
-            return  # Prometheus always names series; ignore anything else
-        names = frozenset(k for k in labels if k != _NAME)
-        names = self._label_sets.setdefault(names, names)
-        self._shapes.setdefault((name, names), None)
+        self._raw[(labels.get(_NAME), tuple(labels))] = None
 
     def shapes(self) -> tuple[tuple[str, frozenset[str]], ...]:
-        return tuple(self._shapes)
+        interned: dict[frozenset[str], frozenset[str]] = {}
+        shapes: dict[tuple[str, frozenset[str]], None] = {}
+        for name, keys in self._raw:
+            if not name:
+                continue  # Prometheus always names series; ignore anything else
+            names = frozenset(k for k in keys if k != _NAME)
+            shapes[(name, interned.setdefault(names, names))] = None
+        return tuple(shapes)
 
     @classmethod
     def of(cls, series: Iterable[Mapping[str, str]]) -> SeriesDigest:

@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 # (api path, HTTP status or 0 for no answer, seconds) -> None; for the adapter's own /metrics.
 RequestObserver = Callable[[str, int, float], None]
 
-_CHUNK = 256 * 1024
+_CHUNK = 64 * 1024
 _MAX_ERROR_BODY = 64 * 1024
 
 

@@ -178,7 +178,7 @@ async def test_series_is_posted_with_every_matcher_and_window(server: FakePromHT
 
 
 async def test_series_answer_is_streamed_across_chunks(server: FakePromHTTP) -> None:
-    data = [{"__name__": f"m{i % 7}", "pod": f'p"{i}}},]', "ns": "ü"} for i in range(3000)]
+    data = [{"__name__": f"m{i % 7}", "pod": f'p"{i}}},{{"x":"]', "ns": "ü"} for i in range(3000)]
     body = json.dumps({"status": "success", "data": data}).encode()
 
     async def handler(req: Recorded) -> web.StreamResponse:
