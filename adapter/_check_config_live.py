@@ -7,6 +7,7 @@ Non-goals: retries, concurrency, the server's async client.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -14,19 +15,41 @@ from typing import Any
 from adapter.rules.compile import CompiledConfig
 
 
-def fetch_series(
-    url: str, queries: Sequence[str], *, end: float, max_age: float, timeout: float,
-    token_file: str | None = None, insecure: bool = False,
-) -> tuple[dict[str, list[dict[str, str]]], dict[str, str]]:
-    """One /api/v1/series call per distinct query: (series by query, error text by query)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Connection:
+    """How to reach Prometheus (the server's flag names, subset)."""
+
+    url: str
+    timeout: float = 30.0
+    token_file: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    ca_file: str | None = None
+    client_cert_file: str | None = None
+    client_key_file: str | None = None
+    insecure: bool = False
+
+
+def _client(conn: Connection) -> Any:
+    import requests
     from prometheus_api_client import PrometheusConnect
     from urllib3.util.retry import Retry
 
-    headers = None
-    if token_file:
-        headers = {"Authorization": f"Bearer {Path(token_file).read_text().strip()}"}
-    client = PrometheusConnect(url=url.rstrip("/"), headers=headers, disable_ssl=insecure,
-                               retry=Retry(total=0), timeout=int(max(timeout, 1)))  # fmt: skip
+    headers = dict(conn.headers)
+    if conn.token_file:
+        headers["Authorization"] = f"Bearer {Path(conn.token_file).read_text().strip()}"
+    session = requests.Session()
+    session.verify = False if conn.insecure else (conn.ca_file or True)
+    if conn.client_cert_file and conn.client_key_file:
+        session.cert = (conn.client_cert_file, conn.client_key_file)
+    return PrometheusConnect(url=conn.url.rstrip("/"), headers=headers or None, session=session,
+                             retry=Retry(total=0), timeout=int(max(conn.timeout, 1)))
+
+
+def fetch_series(
+    conn: Connection, queries: Sequence[str], *, end: float, max_age: float,
+) -> tuple[dict[str, list[dict[str, str]]], dict[str, str]]:
+    """One /api/v1/series call per distinct query: (series by query, error text by query)."""
+    client = _client(conn)
     start_dt = datetime.fromtimestamp(end - max_age, tz=timezone.utc)
     end_dt = datetime.fromtimestamp(end, tz=timezone.utc)
     found: dict[str, list[dict[str, str]]] = {}

@@ -41,6 +41,11 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--metrics-max-age", default="10m",
                         help="discovery window for --prometheus-url (default 10m, as the adapter's relist)")
     parser.add_argument("--prometheus-token-file", help="bearer token file for Prometheus")
+    parser.add_argument("--prometheus-header", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra request header, e.g. X-Scope-OrgID=tenant (repeatable)")
+    parser.add_argument("--prometheus-ca-file", help="CA bundle for Prometheus' TLS")
+    parser.add_argument("--prometheus-client-tls-cert-file", help="client certificate for mutual TLS")
+    parser.add_argument("--prometheus-client-tls-key-file", help="client key for mutual TLS")
     parser.add_argument("--insecure-skip-tls-verify", action="store_true")
     parser.add_argument("--timeout", default="30s", help="per-request timeout (default 30s)")
     parser.add_argument("-q", "--quiet", action="store_true", help="hide notes, show warnings only")
@@ -234,10 +239,13 @@ def _live(compiled: CompiledConfig, args: argparse.Namespace, max_age: float, ti
     from adapter import _check_config_live as live  # the I/O edge (prometheus-api-client)
 
     print(f"\nQuerying {args.prometheus_url} for series seen in the last {args.metrics_max_age}:")
-    series_by_query, failed = live.fetch_series(
-        args.prometheus_url, compiled.series_queries, end=time.time(), max_age=max_age,
-        timeout=timeout, token_file=args.prometheus_token_file, insecure=args.insecure_skip_tls_verify,
+    conn = live.Connection(
+        url=args.prometheus_url, timeout=timeout, token_file=args.prometheus_token_file,
+        headers=tuple(tuple(h.partition("=")[::2]) for h in args.prometheus_header),  # type: ignore[misc]
+        ca_file=args.prometheus_ca_file, client_cert_file=args.prometheus_client_tls_cert_file,
+        client_key_file=args.prometheus_client_tls_key_file, insecure=args.insecure_skip_tls_verify,
     )  # fmt: skip
+    series_by_query, failed = live.fetch_series(conn, compiled.series_queries, end=time.time(), max_age=max_age)
     for rule in (*compiled.custom, *compiled.external):
         print("")
         if rule.series_query in failed:

@@ -117,3 +117,52 @@ def test_unreachable_prometheus_is_reported_per_rule_with_exit_2(rules_file: Pat
     assert code == 2
     assert "rules[0]: seriesQuery failed: ConnectionError" in out
     assert "externalRules[0]: seriesQuery failed" in out
+
+
+def test_live_check_sends_headers_and_token_and_reports_series(rules_file: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A stand-in speaking Prometheus' /api/v1/series wire format records what check-config sent."""
+    import http.server
+    import json
+    import threading
+    from urllib.parse import parse_qs, urlsplit
+
+    seen: list[dict[str, str]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            query = parse_qs(urlsplit(self.path).query)
+            seen.append({"path": urlsplit(self.path).path, "match": query["match[]"][0],
+                         "tenant": self.headers.get("X-Scope-OrgID", ""),
+                         "auth": self.headers.get("Authorization", "")})
+            data = [{"__name__": "queue_depth", "queue": "q1"}] if "queue_depth" in query["match[]"][0] else []
+            body = json.dumps({"status": "success", "data": data}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    try:
+        code = check_config.main([str(rules_file), "--prometheus-url", f"http://127.0.0.1:{server.server_port}",
+                                  "--prometheus-header", "X-Scope-OrgID=team-a",
+                                  "--prometheus-token-file", str(token)])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=2)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert len(seen) == 3  # one call per distinct seriesQuery
+    assert {s["path"] for s in seen} == {"/api/v1/series"}
+    assert {(s["tenant"], s["auth"]) for s in seen} == {("team-a", "Bearer s3cret")}
+    assert "externalRules[0]: seriesQuery matched 1 series" in out
+    assert "exposes external metric queue_depth (1 series)" in out
