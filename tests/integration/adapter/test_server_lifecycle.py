@@ -144,3 +144,26 @@ def test_served_through_the_stand_ins_aggregation(prometheus, tmp_path):
             (item,) = json.loads(out.stdout)["items"]
             assert item["metricName"] == "http_requests_in_flight"
             assert "X-Remote" not in adapter.log_tail()
+
+
+@pytest.mark.timeout(90)
+def test_auth_configmap_changes_apply_without_restart(prometheus, tmp_path):
+    """kube-apiserver rewrites kube-system/extension-apiserver-authentication when its front-proxy
+    settings change; the adapter follows the watch instead of needing a restart."""
+    with start_standin(tmp_path / "standin") as standin:
+        with start_adapter(tmp_path / "adapter", prometheus_url=prometheus.url, kubeconfig=standin.kubeconfig,
+                           rules=RULES) as adapter:
+            def status() -> int:
+                return adapter.request("/apis/custom.metrics.k8s.io/v1beta1", headers=MASTERS,
+                                       cert=standin.front_proxy_client).status
+
+            assert status() == 200
+            patch = json.dumps({"data": {"requestheader-allowed-names": '["someone-else"]'}})
+            standin.kubectl("-n", "kube-system", "patch", "configmap", "extension-apiserver-authentication",
+                            "--type=merge", "-p", patch)
+            deadline = time.monotonic() + 10
+            while status() != 401:
+                assert time.monotonic() < deadline, "allowed names change not applied"
+                time.sleep(0.1)
+            assert adapter.running
+            assert adapter.stop() == 0  # SIGTERM: clean shutdown

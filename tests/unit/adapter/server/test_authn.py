@@ -137,3 +137,17 @@ def test_flags_win_over_configmap(pki):
 
 def test_no_requestheader_ca_means_no_front_proxy():
     assert merge_settings(AuthnFlags(), ClusterAuthConfig()).requestheader is None
+
+
+async def test_rotated_requestheader_ca_rejects_the_old_proxy_certificate(authenticator, pki):
+    proxy = pki.der(pki.front_proxy)
+    assert (await authenticator.authenticate(peer_cert_der=proxy, headers=headers(*IDENTITY))).name == "bob"
+    authenticator.settings = merge_settings(AuthnFlags(), ClusterAuthConfig(
+        requestheader_ca_pem=pki.other_ca.cert_pem, client_ca_pem=pki.client_ca.cert_pem))
+    with pytest.raises(Unauthorized):
+        await authenticator.authenticate(peer_cert_der=proxy, headers=headers(*IDENTITY))
+
+
+async def test_garbage_peer_certificate_is_401_not_500(authenticator):
+    with pytest.raises(Unauthorized):
+        await authenticator.authenticate(peer_cert_der=b"not a certificate", headers=headers(*IDENTITY))
