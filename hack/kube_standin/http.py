@@ -13,6 +13,8 @@ from aiohttp import web
 
 from kubecommon.status import BadRequest, NotAcceptable, StatusError, UnsupportedMediaType
 
+from . import protobuf
+
 JSON = "application/json"
 
 
@@ -70,6 +72,8 @@ async def read_body(request: web.Request) -> Any:
     if not data:
         raise BadRequest("the request body is empty")
     ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip().lower()
+    if ctype == protobuf.CONTENT_TYPE:
+        return protobuf.decode(data)
     try:
         if ctype.endswith("yaml"):
             return yaml.safe_load(data)
@@ -78,4 +82,4 @@ async def read_body(request: web.Request) -> Any:
     except (ValueError, yaml.YAMLError) as e:
         raise BadRequest(f"the body of the request could not be decoded: {e}") from None
     raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted "
-                               f"media types include: {JSON}, application/yaml")
+                               f"media types include: {JSON}, application/yaml, {protobuf.CONTENT_TYPE}")

@@ -21,7 +21,7 @@ from kubecommon.fieldselectors import parse_field_selector
 from kubecommon.selectors import SelectorError, parse_selector
 from kubecommon.status import BadRequest, Gone
 
-from . import events, strategies
+from . import conversion, strategies
 from .resources import ResourceType
 from .store import Entry, Event, Obj, Store, TooOldResourceVersion, encode
 
@@ -48,13 +48,11 @@ def matcher(rt: ResourceType, query: Any) -> Matcher | None:
 
 def view(rt: ResourceType, obj: Obj) -> Obj:
     """The object as this resource type presents it (events.k8s.io reads core Events)."""
-    if rt.group == "events.k8s.io":
-        return events.from_core(obj)
-    return obj
+    return conversion.from_storage(rt, obj)
 
 
 def _encode_entry(rt: ResourceType, entry: Entry) -> bytes:
-    return encode(view(rt, entry.obj)) if rt.group == "events.k8s.io" else entry.encoded
+    return encode(view(rt, entry.obj)) if conversion.storage_view(rt) else entry.encoded
 
 
 def _continue_token(rv: int, key: tuple[str, str]) -> str:

@@ -91,6 +91,8 @@ BUILTIN: tuple[ResourceType, ...] = (
        status=True, scale=_WORKLOAD_SCALE),
     _t("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler",
        short_names=("hpa",), categories=("all",), status=True),
+    _t("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler",
+       short_names=("hpa",), categories=("all",), status=True),
     _t("coordination.k8s.io", "v1", "leases", "Lease"),
     _t("events.k8s.io", "v1", "events", "Event", short_names=("ev",), storage=("", "events")),
     _t("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),

@@ -15,7 +15,7 @@ from aiohttp import web
 from kubecommon.selectors import SelectorError, selector_from_label_selector
 from kubecommon.status import BadRequest, MethodNotAllowed, NotFound, StatusError, success_status
 
-from . import events, listing, patch, tables
+from . import conversion, listing, patch, tables
 from .http import json_response, raw_json, read_body, wants_table
 from .requestinfo import RequestInfo
 from .resources import ResourceType
@@ -27,15 +27,16 @@ _SUBRESOURCE_VERBS = {"status": ("get", "patch", "update"), "scale": ("get", "pa
 
 def storage_type(state: State, rt: ResourceType) -> ResourceType:
     """The type whose semantics apply to writes (events.k8s.io writes core Events)."""
-    if rt.group == "events.k8s.io":
-        core = state.types.lookup("", "v1", "events")
-        assert core is not None
-        return core
-    return rt
+    other = conversion.storage_view(rt)
+    if other is None:
+        return rt
+    stored = state.types.lookup(*other)
+    assert stored is not None
+    return stored
 
 
 def _to_storage(rt: ResourceType, body: Obj) -> Obj:
-    return events.to_core(body) if rt.group == "events.k8s.io" else body
+    return conversion.to_storage(rt, body)
 
 
 def _out(rt: ResourceType, obj: Obj, status: int = 200) -> web.Response:
@@ -183,14 +184,15 @@ async def _subresource(request: web.Request, state: State, rt: ResourceType, nam
         raise MethodNotAllowed.for_verb(info.verb, f"{rt.plural}/{sub}", rt.group)
     if sub == "scale":
         return await _scale(request, state, rt, namespace, info.name)
+    srt = storage_type(state, rt)
     if request.method == "GET":
-        return _out(rt, state.api.get(rt, namespace, info.name))
+        return _out(rt, state.api.get(srt, namespace, info.name))
     if request.method == "PUT":
         body = await read_body(request)
         if not isinstance(body, dict):
             raise BadRequest("the request body must be an object")
-        return _out(rt, state.api.update(rt, namespace, info.name, body, subresource="status",
-                                         dry_run=_dry(request)))
+        return _out(rt, state.api.update(srt, namespace, info.name, _to_storage(rt, body),
+                                         subresource="status", dry_run=_dry(request)))
     return _out(rt, await _patch(request, state, rt, namespace, info.name, "status"))
 
 
