@@ -199,7 +199,8 @@ class _Walker:
 
     def struct(self, node: yaml.Node, kind: str, parts: list[str], loader: Any) -> dict[str, Any]:
         if not isinstance(node, yaml.MappingNode):
-            self.problem(parts, node, f"expected a mapping ({_GO_TYPE[kind]}), got {_shape(node)}")
+            self.problem(parts, node, f"expected a mapping ({_GO_TYPE[kind]}), got {_shape(node)} "
+                         f"({_go_unmarshal(node, 'config.' + _GO_TYPE[kind])})")
             return {}
         loader.flatten_mapping(node)  # YAML merge keys (`<<: *anchor`), as yaml.v2 supports
         schema = _SCHEMA[kind]
@@ -209,7 +210,7 @@ class _Walker:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
             child = [*parts, key]
             if key in seen:
-                self.problem(child, key_node, f"duplicate key {key!r} (it is already set above)")
+                self.problem(child, key_node, f"duplicate key {key!r}: key {_q(key)} already set in map")
                 continue
             seen.add(key)
             if key not in schema:
@@ -235,7 +236,8 @@ class _Walker:
 
     def list_of(self, node: yaml.Node, item: str, parts: list[str], loader: Any) -> tuple[Any, ...]:
         if not isinstance(node, yaml.SequenceNode):
-            self.problem(parts, node, f"expected a list of {_GO_TYPE[item]}, got {_shape(node)}")
+            self.problem(parts, node, f"expected a list of {_GO_TYPE[item]}, got {_shape(node)} "
+                         f"({_go_unmarshal(node, '[]config.' + _GO_TYPE[item])})")
             return ()
         items = []
         for index, child in enumerate(node.value):
@@ -246,14 +248,15 @@ class _Walker:
 
     def overrides(self, node: yaml.Node, item: str, parts: list[str], loader: Any) -> Any:
         if not isinstance(node, yaml.MappingNode):
-            self.problem(parts, node, f"expected a mapping of label to group-resource, got {_shape(node)}")
+            self.problem(parts, node, f"expected a mapping of label to group-resource, got {_shape(node)} "
+                         f"({_go_unmarshal(node, 'map[string]config.GroupResource')})")
             return ()
         out, seen = [], set()
         for key_node, value_node in node.value:
             label = str(key_node.value)
             child = [*parts, label]
             if label in seen:
-                self.problem(child, key_node, f"duplicate key {label!r} (it is already set above)")
+                self.problem(child, key_node, f"duplicate key {label!r}: key {_q(label)} already set in map")
                 continue
             seen.add(label)
             self.lines[_join(child)] = key_node.start_mark.line + 1
@@ -263,11 +266,12 @@ class _Walker:
 
     def scalar(self, node: yaml.Node, kind: str, parts: list[str]) -> Any:
         if not isinstance(node, yaml.ScalarNode):
-            self.problem(parts, node, f"expected a {kind}, got {_shape(node)}")
+            self.problem(parts, node, f"expected a {kind}, got {_shape(node)} ({_go_unmarshal(node, kind)})")
             return None
         if kind == _BOOL:
             if node.tag != _BOOL_TAG:
-                self.problem(parts, node, f"expected true or false, got {node.value!r}")
+                self.problem(parts, node, f"expected true or false, got {node.value!r} "
+                             f"({_go_unmarshal(node, 'bool')})")
                 return None
             return node.value.lower() in ("true", "yes", "on")
         if kind == _DURATION:
@@ -287,9 +291,24 @@ def _shape(node: yaml.Node) -> str:
     return f"the scalar {node.value!r}"
 
 
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _go_unmarshal(node: yaml.Node, target: str) -> str:
+    """yaml.v2's wording for a shape mismatch, which users find in upstream's logs and issues."""
+    if isinstance(node, yaml.MappingNode):
+        return f"cannot unmarshal !!map into {target}"
+    if isinstance(node, yaml.SequenceNode):
+        return f"cannot unmarshal !!seq into {target}"
+    tag = node.tag.rsplit(":", 1)[-1]
+    return f"cannot unmarshal !!{tag} `{node.value}` into {target}"
+
+
 def _unknown_key(key: str, kind: str, parts: list[str]) -> str:
     known = list(_SCHEMA[kind])
-    reason = f"unknown field {key!r} in {_GO_TYPE[kind]} (known fields: {', '.join(known)})"
+    reason = (f"unknown field {key!r}: field {key} not found in type config.{_GO_TYPE[kind]} "
+              f"(known fields: {', '.join(known)})")
     close = [k for k in known if k.lower() == key.lower()] or difflib.get_close_matches(key, known, 1)
     if close:
         return reason + f"; did you mean {close[0]!r}?"

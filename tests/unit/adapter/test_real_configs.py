@@ -35,11 +35,11 @@ INVALID = {
     "04-adapter-docs-sample-config-INVALID-YAML.yaml": (
         "rules[0]", "metricsQuery", ["(line 30)", "invalid YAML", 'unescaped "', "#697"]),
     "09-codefresh-onprem-capital-Rules-labelvaluesbyname.yaml": (
-        "", "Rules", ["unknown field 'Rules'", "did you mean 'rules'"]),
+        "", "Rules", ["field Rules not found in type config.MetricsDiscoveryConfig", "did you mean 'rules'"]),
     "19-kubecon2018-demo-obsolete-dollar-delimiters.yaml": (
         "rules[0]", "resources.template", ["must include at least `{{.Resource}}` in the label template"]),
     "25-eks-gpu-dcgm-metricsQuery-under-name-INVALID.yaml": (
-        "rules[1]", "name.metricsQuery", ["unknown field 'metricsQuery' in NameMapping"]),
+        "rules[1]", "name.metricsQuery", ["unknown field 'metricsQuery'", "field metricsQuery not found in type config.NameMapping"]),
 }
 
 # file -> (rule location, fragment of the runtime problem INDEX.md names)
