@@ -1,6 +1,7 @@
-"""`make demo`, phase 1: a local Prometheus, a sample app, and the adapter's discovery.
+"""`make demo`: phase 1, a local Prometheus, a sample app, and the adapter's discovery; phase 2
+(hack/demo_served.py), the served API through the API-server stand-in's aggregation layer.
 
-    python hack/demo.py [--config hack/demo/config.yaml] [--keep-running]
+    python hack/demo.py [--config hack/demo/config.yaml] [--keep-running] [--phase1-only]
 
 Starts the sample exporter (six fake pods in two namespaces on two nodes), a real Prometheus
 scraping it every second (the Debian `prometheus` binary; nothing is installed here), then runs
@@ -10,8 +11,10 @@ the adapter's series discovery with a prometheus-adapter-style rule file and pri
    metrics.k8s.io, and
 2. for example API requests, the PromQL it would run and the values Prometheus returns.
 
-A later step turns this into the served API; here the object lists come from the fake pods
-(no Kubernetes API server is involved).
+In phase 1 the object lists come from the fake pods (no Kubernetes API server is involved).
+Phase 2 runs the stand-in with its workload simulator, registers the adapter with APIService
+objects and prints real `kubectl get --raw` and `kubectl top` answers that went through
+aggregation.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import asyncio
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -187,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="prom-autoscaler demo, phase 1 (discovery)")
     parser.add_argument("--config", default=str(ROOT / "hack" / "demo" / "config.yaml"))
     parser.add_argument("--keep-running", action="store_true",
-                        help="keep Prometheus up and repeat the example requests every 30 s")
+                        help="phase 1 only: keep Prometheus up and repeat the example requests every "
+                             "30 s; with phase 2: keep the whole stack up until Ctrl-C")
+    parser.add_argument("--phase1-only", action="store_true",
+                        help="skip phase 2 (the stand-in, the served API and kubectl)")
     args = parser.parse_args(argv)
     if not Path(PROMETHEUS_BINARY).exists():
         print(INSTALL_HINT.format(path=PROMETHEUS_BINARY), file=sys.stderr)
@@ -211,8 +218,15 @@ def main(argv: list[str] | None = None) -> int:
         prometheus.wait_first_scrape()
         prometheus.wait_for("rate(http_requests_total[1m])")
         print(f"rule file: {args.config}")
-        return asyncio.run(run_demo(prometheus, compiled, pods,
-                                    repeat=30.0 if args.keep_running else 0.0))
+        keep_phase1 = args.keep_running and args.phase1_only
+        code = asyncio.run(run_demo(prometheus, compiled, pods, repeat=30.0 if keep_phase1 else 0.0))
+        if code != 0 or args.phase1_only:
+            return code
+        from hack.demo_served import run_phase2
+
+        with tempfile.TemporaryDirectory(prefix="prom-autoscaler-demo-") as workdir:
+            return run_phase2(exporter, prometheus, Path(args.config), heading, Path(workdir),
+                              keep_running=args.keep_running)
     except KeyboardInterrupt:
         return 0
     finally:
