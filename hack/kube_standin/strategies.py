@@ -57,6 +57,8 @@ def apply_defaults(rt: ResourceType, obj: dict[str, Any], *, allocate_ip: Callab
         obj.setdefault("status", {}).setdefault("phase", "Active")
         obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = \
             obj["metadata"]["name"]
+    elif key == ("", "secrets"):
+        obj.setdefault("type", "Opaque")
     elif key == ("", "pods"):
         obj.setdefault("status", {}).setdefault("phase", "Pending")
         if isinstance(spec, dict):

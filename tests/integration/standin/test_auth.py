@@ -91,3 +91,16 @@ def test_unknown_token_is_401(kube_standin):
         urllib.request.urlopen(req, context=ctx, timeout=5)
     assert err.value.code == 401
     assert json.loads(err.value.read())["reason"] == "Unauthorized"
+
+
+def test_kubectl_auth_can_i_uses_rbac(kube_standin, standin_namespace):
+    def can_i(*args: str) -> str:
+        out = kube_standin.kubectl("auth", "can-i", *args, "-n", standin_namespace, check=False)
+        return out.stdout.strip()
+    assert can_i("list", "pods", "--as", "carol") == "no"
+    kube_standin.kubectl("create", "role", "reader", "--verb=list", "--resource=pods",
+                         "-n", standin_namespace)
+    kube_standin.kubectl("create", "rolebinding", "carol-reads", "--role=reader", "--user=carol",
+                         "-n", standin_namespace)
+    assert can_i("list", "pods", "--as", "carol") == "yes"
+    assert can_i("delete", "pods", "--as", "carol") == "no"

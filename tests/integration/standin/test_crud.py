@@ -124,3 +124,19 @@ def test_generation_moves_on_spec_changes_only(kube_standin, standin_namespace):
     kube_standin.kubectl("patch", "deployment", "gen", "-n", standin_namespace, "--type=json",
                          "-p", '[{"op":"replace","path":"/spec/replicas","value":2}]')
     assert kube_standin.kubectl(*get).stdout == "2"
+
+
+def test_kubectl_typed_create_commands_send_protobuf_and_work(kube_standin, standin_namespace):
+    ns = standin_namespace
+    kube_standin.kubectl("create", "configmap", "proto", "--from-literal=key=value", "-n", ns)
+    kube_standin.kubectl("create", "secret", "generic", "proto", "--from-literal=pw=s3cret", "-n", ns)
+    kube_standin.kubectl("create", "deployment", "proto", "--image=nginx:1.27", "--replicas=0",
+                         "-n", ns)
+    cm = json.loads(kube_standin.kubectl("get", "cm", "proto", "-n", ns, "-o", "json").stdout)
+    assert cm["data"] == {"key": "value"}
+    secret = json.loads(kube_standin.kubectl("get", "secret", "proto", "-n", ns, "-o", "json").stdout)
+    assert secret["data"] == {"pw": "czNjcmV0"} and secret["type"] == "Opaque"
+    dep = json.loads(kube_standin.kubectl("get", "deploy", "proto", "-n", ns, "-o", "json").stdout)
+    assert dep["spec"]["replicas"] == 0  # an explicit zero survives (pointer field)
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert "minReadySeconds" not in dep["spec"]  # omitempty zero dropped as Go does
