@@ -216,7 +216,8 @@ def _deviation_for(case: Mapping[str, Any], expected: Any, got: Any) -> Deviatio
 
 def run(path: Path) -> int:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    fixtures = data.get("fixtures", {})
+    # Cases may share a setup by id (`same_setup_as`); checkers find it here, in any order.
+    fixtures = {**data.get("fixtures", {}), "__cases__": {c.get("id"): c for c in data.get("cases", [])}}
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)  # services log backend errors; the verdict lines are the output

@@ -240,13 +240,24 @@ def check_discovery_list(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
 # --- requests -> PromQL ---------------------------------------------------------------------
 
 
+def _discovered(case: Mapping[str, Any], rule: CompiledRule) -> list[dict[str, str]]:
+    """The case's discovered series, else one inferred from the rule's seriesQuery."""
+    series = case.get("input", {}).get("discovered_series")
+    return [dict(s) for s in series] if series else [_series_from_rule(rule)]
+
+
 def _series_from_rule(rule: CompiledRule) -> dict[str, str]:
     """A series the rule's seriesQuery would return: its metric name plus every mapped label."""
-    match = re.search(r'^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)|__name__\s*=\s*"([^"]+)"', rule.series_query)
+    match = re.search(r'^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)|__name__\s*=~?\s*"\^?([a-zA-Z_:][a-zA-Z0-9_:]*)\$?"',
+                      rule.series_query)
     if match is None:
-        raise Unsupported("cannot infer a series name from the seriesQuery")
+        raise Unsupported("cannot infer a series name from the seriesQuery (the case lists no series)")
     labels = {"__name__": match.group(1) or match.group(2)}
     labels.update({label: "x" for label in rule.mapper.overrides})
+    for common in ("namespaces", "pods", "services", "nodes", "deployments.apps"):
+        label = rule.label_for(GroupResource.parse(common))  # template rules: the usual labels
+        if label is not None:
+            labels.setdefault(label, "x")
     return labels
 
 
@@ -260,7 +271,7 @@ def _parse_http(text: str) -> tuple[list[str], dict[str, str]]:
 def check_custom_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     compiled = _compile({"rules": [case["rule"]]})
     rule = compiled.custom[0]
-    registry = _discover(compiled, [_series_from_rule(rule)])
+    registry = _discover(compiled, _discovered(case, rule))
     path, params = _parse_http(case["input"]["http"])
     rest = path[3:]  # apis, group, version
     if rest[:1] == ["namespaces"] and len(rest) == 4 and rest[2] == "metrics":
@@ -289,7 +300,7 @@ def check_custom_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
 def check_external_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     compiled = _compile({"externalRules": [case["rule"]]})
     rule = compiled.external[0]
-    registry = _discover(compiled, [_series_from_rule(rule)])
+    registry = _discover(compiled, _discovered(case, rule))
     path, params = _parse_http(case["input"]["http"])
     namespace, metric = path[4], path[5]
     entry = registry.lookup_external(metric)
@@ -319,17 +330,18 @@ def check_resource_query(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
 
 
 def _with_setup(checker: Callable[..., Result]) -> Callable[[Mapping[str, Any], Mapping[str, Any]], Result]:
-    """Resolve `setup: {same_setup_as: id}` against earlier cases of the same run."""
-    seen: dict[str, Mapping[str, Any]] = {}
+    """Resolve `setup: {same_setup_as: id}` against the file's cases (the runner indexes them)."""
 
     def run(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
         setup = case.get("setup", {})
-        if "same_setup_as" in setup:
-            if setup["same_setup_as"] not in seen:
-                raise Unsupported(f"setup {setup['same_setup_as']!r} not seen earlier in the file")
-            setup = seen[setup["same_setup_as"]]
-        else:
-            seen[case["id"]] = setup
+        seen: set[str] = set()
+        while "same_setup_as" in setup:
+            ref = setup["same_setup_as"]
+            other = fixtures.get("__cases__", {}).get(ref)
+            if other is None or ref in seen:
+                raise Unsupported(f"setup {ref!r} not found in the file")
+            seen.add(ref)
+            setup = other.get("setup", {})
         return checker(case, fixtures, setup=setup)
 
     return run
