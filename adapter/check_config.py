@@ -35,6 +35,16 @@ _EXAMPLE_NAME = re.compile(r'^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)|__name__\s*=\s*"([a-
 
 
 def main(argv: Sequence[str]) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `check-config ... | head`: stop quietly, as Unix tools do
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m adapter check-config", description=__doc__.split("\n")[0])
     parser.add_argument("file", help="the prometheus-adapter rule file (--config)")
     parser.add_argument("--prometheus-url", help="also run each seriesQuery against this Prometheus")
