@@ -48,6 +48,7 @@ class ObjectCache:
         self._watch_timeout = watch_timeout_seconds
         self._max_backoff = max_backoff
         self._store: dict[str, dict[str, KubeObject]] = {}
+        self._views: dict[str | None, list[KubeObject]] = {}
         self._synced = asyncio.Event()
         self._attempted = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -79,13 +80,26 @@ class ObjectCache:
         return bucket.get(name) if bucket else None
 
     def list(self, namespace: str | None, selector: Selector | None = None) -> Sequence[KubeObject]:
-        if namespace is not None and self.info.namespaced:
-            buckets = [(namespace, self._store.get(namespace) or {})]
-        else:
-            buckets = sorted(self._store.items())
-        match = selector.matches if selector is not None and not selector.is_empty() else None
-        return [obj for _, bucket in buckets for _, obj in sorted(bucket.items())
-                if match is None or match(obj.labels)]
+        view = self._view(namespace if self.info.namespaced else None)
+        if selector is None or selector.is_empty():
+            return list(view)
+        match = selector.matches
+        return [obj for obj in view if match(obj.labels)]
+
+    def _view(self, namespace: str | None) -> list[KubeObject]:
+        """Sorted objects of one namespace (None = all), rebuilt only after a change there."""
+        view = self._views.get(namespace)
+        if view is None:
+            if namespace is None:
+                view = [obj for _, bucket in sorted(self._store.items()) for _, obj in sorted(bucket.items())]
+            else:
+                view = [obj for _, obj in sorted((self._store.get(namespace) or {}).items())]
+            self._views[namespace] = view
+        return view
+
+    def _touched(self, namespace: str) -> None:
+        self._views.pop(namespace, None)
+        self._views.pop(None, None)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -160,7 +174,7 @@ class ObjectCache:
             if not token:
                 break
             params = {**params, "continue": str(token)}
-        self._store = store
+        self._store, self._views = store, {}
         self.relists += 1
         self.last_error = None
         self._synced.set()
@@ -191,12 +205,14 @@ class ObjectCache:
             raise KubeError(f"watch error: {obj.get('message') or obj}")
         new_rv = str((obj.get("metadata") or {}).get("resourceVersion") or resource_version)
         if kind in ("ADDED", "MODIFIED"):
-            self._put(self._store, obj)
+            self._touched(self._put(self._store, obj).namespace)
         elif kind == "DELETED":
             meta = obj.get("metadata") or {}
-            bucket = self._store.get(str(meta.get("namespace") or ""))
+            namespace = str(meta.get("namespace") or "")
+            bucket = self._store.get(namespace)
             if bucket is not None:
                 bucket.pop(str(meta.get("name") or ""), None)
+            self._touched(namespace)
         elif kind != "BOOKMARK":
             return resource_version
         if kind != "BOOKMARK":

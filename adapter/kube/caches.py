@@ -29,7 +29,7 @@ class KubeObjectCaches:
         self._resolver = resolver
         self._sync_timeout = sync_timeout
         self._caches: dict[tuple[str, str], ObjectCache] = {}
-        self._starting: dict[tuple[str, str], asyncio.Future[ObjectCache]] = {}
+        self._starting: dict[tuple[str, str], asyncio.Task[ObjectCache]] = {}
         self._background: set[asyncio.Task[ObjectCache]] = set()
 
     async def reader(self, resource: GroupResourceLike) -> ObjectReader:
@@ -42,30 +42,32 @@ class KubeObjectCaches:
         cache = self._caches.get(key)
         if cache is not None:
             return cache
-        pending = self._starting.get(key)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[ObjectCache] = asyncio.get_running_loop().create_future()
-        self._starting[key] = future
-        try:
-            info = await self._resolver.resolve(group, resource)
-            # Aliases (singular names) resolve to the same plural: share its cache.
-            canonical = (info.group, info.resource)
-            cache = self._caches.get(canonical)
-            if cache is None:
-                cache = ObjectCache(self._client, info)
-                cache.start()
-                self._caches[canonical] = cache
-                _log.info("started watch cache for %s", f"{info.resource}.{info.group}".rstrip("."))
-            self._caches[key] = cache
-            future.set_result(cache)
-            return cache
-        except BaseException as err:
-            future.set_exception(err)
-            future.exception()  # mark retrieved: waiters re-raise it themselves
-            raise
-        finally:
-            del self._starting[key]
+        task = self._starting.get(key)
+        if task is None:
+            # Shared by concurrent first requests; its own task so one caller leaving cannot
+            # cancel the start for the others.
+            task = asyncio.create_task(self._create(key))
+            self._starting[key] = task
+            task.add_done_callback(lambda done: self._started(key, done))
+        return await asyncio.shield(task)
+
+    def _started(self, key: tuple[str, str], task: asyncio.Task[ObjectCache]) -> None:
+        self._starting.pop(key, None)
+        if not task.cancelled():
+            task.exception()  # retrieved here: callers that left must not leave it unobserved
+
+    async def _create(self, key: tuple[str, str]) -> ObjectCache:
+        info = await self._resolver.resolve(*key)
+        # Aliases (singular names) resolve to the same plural: share its cache.
+        canonical = (info.group, info.resource)
+        cache = self._caches.get(canonical)
+        if cache is None:
+            cache = ObjectCache(self._client, info)
+            cache.start()
+            self._caches[canonical] = cache
+            _log.info("started watch cache for %s", f"{info.resource}.{info.group}".rstrip("."))
+        self._caches[key] = cache
+        return cache
 
     def prewarm(self, *resources: tuple[str, str]) -> None:
         """Start caches in the background (pods and nodes at startup) without waiting."""

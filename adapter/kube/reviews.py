@@ -60,7 +60,7 @@ class _CachedCaller(Generic[K, V]):
                  sleep: Callable[[float], Awaitable[None]]) -> None:
         self.cache: TTLCache[K, V] = TTLCache(max_entries)
         self._clock = clock
-        self._inflight: dict[K, asyncio.Future[V]] = {}
+        self._inflight: dict[K, asyncio.Task[V]] = {}
         self._steps = retry_steps
         self._sleep = sleep
 
@@ -69,23 +69,22 @@ class _CachedCaller(Generic[K, V]):
         cached = self.cache.get(key, now=self._clock())
         if cached is not None:
             return cached
-        pending = self._inflight.get(key)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
-        try:
-            value = await self._with_retries(fetch)
-            if cacheable:
-                self.cache.put(key, value, expires_at=self._clock() + ttl(value))
-            future.set_result(value)
-            return value
-        except BaseException as err:
-            future.set_exception(err)
-            future.exception()
-            raise
-        finally:
-            del self._inflight[key]
+        task = self._inflight.get(key)
+        if task is None:
+            # The call runs in its own task so that a caller who goes away (client disconnect)
+            # does not cancel the answer other callers are waiting for.
+            task = asyncio.create_task(self._with_retries(fetch))
+            self._inflight[key] = task
+            task.add_done_callback(lambda done: self._settle(key, done, ttl, cacheable))
+        return await asyncio.shield(task)
+
+    def _settle(self, key: K, task: asyncio.Task[V], ttl: Callable[[V], float], cacheable: bool) -> None:
+        self._inflight.pop(key, None)
+        if task.cancelled() or task.exception() is not None:
+            return  # errors are never cached
+        value = task.result()
+        if cacheable:
+            self.cache.put(key, value, expires_at=self._clock() + ttl(value))
 
     async def _with_retries(self, fetch: Callable[[], Awaitable[V]]) -> V:
         delay = 0.5
