@@ -36,7 +36,11 @@ _REJECT = [
     (re.compile(r"\(\?>"), "atomic groups are not supported by Go regexp"),
     (re.compile(r"[*+?}][+]"), "possessive quantifiers are not supported by Go regexp"),
     (re.compile(r"\\[pP]"), "Unicode classes (\\p{...}) are not supported here"),
+    (re.compile(r"\(\?#"), "comments (?#...) are not supported by Go regexp"),
 ]
+# `(?` forms RE2 accepts: non-capturing, named groups, and i/m/s flags (U, ungreedy, has no
+# Python equivalent and is rejected rather than silently matching differently).
+_GROUP_OPENERS = re.compile(r"(?<!\\)\(\?(?!:|P<|<(?![=!])|-?[ims]+(?:-[ims]+)?[:)]|[ims]*-[ims]+[:)])")
 
 
 def _translate(pattern: str) -> str:
@@ -76,6 +80,9 @@ def compile_re2(pattern: str) -> re.Pattern[str]:
     for check, reason in _REJECT:
         if check.search(pattern):
             raise RegexError(f"error parsing regexp {pattern!r}: {reason}")
+    if _GROUP_OPENERS.search(pattern):
+        raise RegexError(f"error parsing regexp {pattern!r}: invalid or unsupported Perl syntax `(?`"
+                         " (Go accepts (?:...), (?P<name>...), (?<name>...) and the flags i, m, s)")
     try:
         translated = _translate(pattern)
         with warnings.catch_warnings():

@@ -33,6 +33,8 @@ def test_expand_follows_go(pattern: str, text: str, template: str, expected: str
     pytest.param(r"\Qa.b\E", "axb", False, id="quoted literal"),
     pytest.param(r"\Qa.b\E", "a.b", True, id="quoted literal matches itself"),
     pytest.param(r"abc\z", "abc", True, id="end of text"),
+    pytest.param("(?i)ABC", "abc", True, id="case-insensitive flag"),
+    pytest.param("(?s:a.b)", "a\nb", True, id="flag group"),
 ])
 def test_re2_syntax_is_translated(pattern: str, text: str, matches: bool) -> None:
     assert (compile_re2(pattern).search(text) is not None) == matches
@@ -43,6 +45,8 @@ def test_re2_syntax_is_translated(pattern: str, text: str, matches: bool) -> Non
     pytest.param("(?<!a)b", id="lookbehind"), pytest.param("(?>a)", id="atomic"),
     pytest.param("a++", id="possessive"), pytest.param(r"\pL", id="unicode class"),
     pytest.param("(", id="unbalanced"), pytest.param("[[:nope:]]", id="unknown posix class"),
+    pytest.param("(?#note)a", id="comment group"), pytest.param("(?x) a b", id="verbose flag"),
+    pytest.param("(?U)a+", id="ungreedy flag has no Python equivalent"),
 ])
 def test_non_re2_patterns_are_rejected(pattern: str) -> None:
     with pytest.raises(RegexError, match="error parsing regexp"):
