@@ -52,7 +52,7 @@ def service_dns_names(name: str | None, namespace: str | None) -> tuple[str, ...
 
 
 def ensure_self_signed(cert_dir: Path, *, dns_names: Sequence[str] = (),
-                       ip_addresses: Sequence[str] = ()) -> CertFiles:
+                       ip_addresses: Sequence[str] = (), key_algorithm: str = "rsa") -> CertFiles:
     """Reuse `<cert-dir>/apiserver.{crt,key}` or generate them (CA + serving cert, 1 year)."""
     cert_file, key_file = cert_dir / "apiserver.crt", cert_dir / "apiserver.key"
     if cert_file.exists() and key_file.exists():
@@ -60,11 +60,11 @@ def ensure_self_signed(cert_dir: Path, *, dns_names: Sequence[str] = (),
     cert_dir.mkdir(parents=True, exist_ok=True)
     host = socket.gethostname() or "localhost"
     stamp = int(time.time())
-    ca = tls.generate_ca(f"{host}-ca@{stamp}", days=365)
+    ca = tls.generate_ca(f"{host}-ca@{stamp}", days=365, key_algorithm=key_algorithm)
     names = tuple(dict.fromkeys((*dns_names, "localhost")))
     ips = tuple(dict.fromkeys((*ip_addresses, "127.0.0.1")))
     leaf = tls.issue_certificate(ca, f"{host}@{stamp}", dns_names=names, ip_addresses=ips,
-                                 server=True, client=False, days=365)
+                                 server=True, client=False, days=365, key_algorithm=key_algorithm)
     tmp_cert, tmp_key = cert_file.with_suffix(".crt.tmp"), key_file.with_suffix(".key.tmp")
     tmp_cert.write_bytes(leaf.cert_pem + ca.cert_pem)
     fd = os.open(tmp_key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

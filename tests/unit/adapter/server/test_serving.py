@@ -17,7 +17,8 @@ def sans(cert_file):
 
 
 def test_self_signed_has_service_names_and_is_reused(tmp_path):
-    files = ensure_self_signed(tmp_path / "certs", dns_names=service_dns_names("adapter", "monitoring"))
+    files = ensure_self_signed(tmp_path / "certs", dns_names=service_dns_names("adapter", "monitoring"),
+                               key_algorithm="ecdsa")
     dns, ips = sans(files.cert_file)
     assert {"adapter.monitoring.svc", "adapter.monitoring", "adapter", "localhost"} <= dns
     assert ips == {"127.0.0.1"}
