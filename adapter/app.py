@@ -16,6 +16,7 @@ import logging
 import os
 import platform
 import signal
+import ssl
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -117,7 +118,10 @@ class _Clients:
     async def get(self, path: str | None) -> KubeClient:
         if path not in self._by_path:
             client = KubeClient(_kube_config(path))
-            await client.start()
+            try:
+                await client.start()
+            except (ssl.SSLError, OSError, ValueError) as err:
+                raise StartupError(f"kubeconfig {path or 'in-cluster'}: unusable TLS material: {err}") from None
             self._by_path[path] = client
         return self._by_path[path]
 
@@ -211,7 +215,10 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
         stack.push_async_callback(caches.stop)
         caches.prewarm(("", "pods"), ("", "nodes"))
         raw_prometheus = PrometheusClient(options.prometheus)
-        await raw_prometheus.start()
+        try:
+            await raw_prometheus.start()
+        except (ssl.SSLError, OSError, ValueError) as err:
+            raise StartupError(f"Prometheus client: {err}") from None
         stack.push_async_callback(raw_prometheus.close)
         prometheus = InstrumentedPrometheus(raw_prometheus, telemetry)
         discovery = Discovery(prometheus, compiled, interval=options.discovery.relist_interval,
