@@ -67,6 +67,13 @@ class MetricResult:
         return self.proposal is not None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Answer:
+    name: str
+    proposal: Proposal
+    status: MetricStatus
+
+
 _REASONS = {
     SourceType.RESOURCE: Reason.FAILED_GET_RESOURCE_METRIC,
     SourceType.CONTAINER_RESOURCE: Reason.FAILED_GET_CONTAINER_RESOURCE_METRIC,
@@ -98,7 +105,7 @@ def _pod_values(obs: Observation, what: str) -> PodSamples:
     return obs
 
 
-def _resource(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> tuple[str, Proposal, MetricStatus]:
+def _resource(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
     target = spec.target
     res = spec.name
     stype = SourceType(spec.type)
@@ -114,7 +121,7 @@ def _resource(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> tuple[s
         except MetricError as e:
             raise MetricError(f"failed to get {res} usage: {e}") from None
         status = MetricStatus(type=stype, name=res, container=spec.container, average_value=p.usage)
-        return f"{res} resource", p, status
+        return _Answer(name=f"{res} resource", proposal=p, status=status)
     if target is None or target.average_utilization is None:
         raise MetricError(
             "invalid resource metric source: neither an average utilization target nor an "
@@ -133,26 +140,28 @@ def _resource(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> tuple[s
     kind = "container resource" if stype is SourceType.CONTAINER_RESOURCE else "resource"
     status = MetricStatus(type=stype, name=res, container=spec.container,
                           average_value=p.usage, average_utilization=p.utilization)  # fmt: skip
-    return f"{res} {kind} utilization (percentage of request)", p, status
+    return _Answer(name=f"{res} {kind} utilization (percentage of request)", proposal=p, status=status)
 
 
-def _pods(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> tuple[str, Proposal, MetricStatus]:
+def _pods(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
     target = spec.target
     if target is None or target.average_value is None:
         raise MetricError("invalid pods metric source: no average value target was set")
     samples = _pod_values(obs, f"unable to get metric {spec.name}")
     if not samples.values:
-        raise MetricError(f"unable to get metric {spec.name}: no metrics returned from custom metrics API")
+        raise MetricError(
+            f"unable to get metric {spec.name}: no metrics returned from custom metrics API"
+        )
     p = sources.plain_average(
         current=ctx.spec_replicas, target=target.average_value, metrics=samples.values,
         pods=ctx.pods, resource="", tolerances=ctx.tolerances, now=ctx.now,
         readiness=ctx.readiness,
     )  # fmt: skip
     status = MetricStatus(type=SourceType.PODS, name=spec.name, average_value=p.usage)
-    return f"pods metric {spec.name}", p, status
+    return _Answer(name=f"pods metric {spec.name}", proposal=p, status=status)
 
 
-def _object(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> tuple[str, Proposal, MetricStatus]:
+def _object(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
     target = spec.target
     ref = spec.described_object
     where = f"{ref.kind} {ref.name}" if ref else "object"
@@ -164,20 +173,25 @@ def _object(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> tuple[str
         p = sources.value_target(current=ctx.spec_replicas, target=target.value, usage=obs.value,
                                  pods=ctx.pods, tolerances=ctx.tolerances)  # fmt: skip
         kind = ref.kind if ref else "Object"
-        return f"{kind} metric {spec.name}", p, MetricStatus(type=SourceType.OBJECT, name=spec.name, value=p.usage)
-    if target is not None and target.type is TargetType.AVERAGE_VALUE and target.average_value is not None:
+        status = MetricStatus(type=SourceType.OBJECT, name=spec.name, value=p.usage)
+        return _Answer(name=f"{kind} metric {spec.name}", proposal=p, status=status)
+    if (
+        target is not None
+        and target.type is TargetType.AVERAGE_VALUE
+        and target.average_value is not None
+    ):
         p = sources.per_pod_target(status_replicas=ctx.status_replicas, target=target.average_value,
                                    usage=obs.value, tolerances=ctx.tolerances,
                                    timestamp=obs.timestamp)  # fmt: skip
         # "external metric" for an Object target is upstream's own (copy-paste) wording.
         status = MetricStatus(type=SourceType.OBJECT, name=spec.name, average_value=p.usage)
-        return f"external metric {spec.name}({spec.selector})", p, status
+        return _Answer(name=f"external metric {spec.name}({spec.selector})", proposal=p, status=status)
     raise MetricError(
         "invalid object metric source: neither a value target nor an average value target was set"
     )
 
 
-def _external(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> tuple[str, Proposal, MetricStatus]:
+def _external(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
     target = spec.target
     name = f"external metric {spec.name}({spec.selector})"
     if isinstance(obs, FetchFailure):
@@ -185,17 +199,21 @@ def _external(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> tuple[s
     if not isinstance(obs, ExternalSamples):
         raise MetricError(f"unable to get external metric {spec.name}: values expected")
     if not obs.values:
-        raise MetricError(f"unable to get external metric {spec.name}: no metrics returned from external metrics API")
+        raise MetricError(
+            f"unable to get external metric {spec.name}: no metrics returned from external metrics API"
+        )
     usage = saturating_sum(obs.values)
     if target is not None and target.average_value is not None:
         p = sources.per_pod_target(status_replicas=ctx.status_replicas, target=target.average_value,
                                    usage=usage, tolerances=ctx.tolerances,
                                    timestamp=obs.timestamp)  # fmt: skip
-        return name, p, MetricStatus(type=SourceType.EXTERNAL, name=spec.name, average_value=p.usage)
+        status = MetricStatus(type=SourceType.EXTERNAL, name=spec.name, average_value=p.usage)
+        return _Answer(name=name, proposal=p, status=status)
     if target is not None and target.value is not None:
         p = sources.value_target(current=ctx.spec_replicas, target=target.value, usage=usage,
                                  pods=ctx.pods, tolerances=ctx.tolerances)  # fmt: skip
-        return name, p, MetricStatus(type=SourceType.EXTERNAL, name=spec.name, value=p.usage)
+        status = MetricStatus(type=SourceType.EXTERNAL, name=spec.name, value=p.usage)
+        return _Answer(name=name, proposal=p, status=status)
     raise MetricError(
         "invalid external metric source: neither a value target nor an average value target was set"
     )
@@ -218,13 +236,14 @@ def evaluate_metric(index: int, spec: MetricSpec, obs: Observation, ctx: MetricC
         return MetricResult(index=index, spec=spec, error=err, reason=Reason.INVALID_METRIC_SOURCE_TYPE,
                             event_message=err, condition_message=c.msg_unable_to_compute(err))  # fmt: skip
     try:
-        name, proposal, status = handler(spec, obs, ctx)
+        answer = handler(spec, obs, ctx)
     except MetricError as e:
         inner = str(e)
         return MetricResult(index=index, spec=spec, error=_outer_error(spec, inner),
                             reason=_REASONS[SourceType(spec.type)], event_message=inner,
                             condition_message=c.msg_unable_to_compute(inner))  # fmt: skip
-    return MetricResult(index=index, spec=spec, name=name, proposal=proposal, status=status)
+    return MetricResult(index=index, spec=spec, name=answer.name, proposal=answer.proposal,
+                        status=answer.status)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

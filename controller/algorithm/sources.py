@@ -90,6 +90,14 @@ class _Sums:
     entries: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Rebalanced:
+    replicas: int
+    why: Why
+    new_ratio: float
+    counted: int  # upstream's len(metrics) after filling
+
+
 def _rebalance(
     *,
     current: int,
@@ -101,7 +109,7 @@ def _rebalance(
     weight: Callable[[str], int],
     ratio_of: Callable[[int, int], float],
     tolerances: Tolerances,
-) -> tuple[int, Why, float, int]:
+) -> _Rebalanced:
     """The conservative second pass shared by Utilization and plain averages.
 
     Upstream fills the metrics map and recomputes over all of it; filling only adds entries for
@@ -121,14 +129,14 @@ def _rebalance(
         weights += weight(name)
         entries += 1
     new_ratio = ratio_of(total, weights)
+    replicas, why = ceil_int32(new_ratio * entries), Why.REBALANCED
     if tolerances.contains(new_ratio):
-        return current, Why.REBALANCED_WITHIN_TOLERANCE, new_ratio, entries
-    if (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return current, Why.DIRECTION_REVERSED, new_ratio, entries
-    replicas = ceil_int32(new_ratio * entries)
-    if (new_ratio < 1.0 and replicas > current) or (new_ratio > 1.0 and replicas < current):
-        return current, Why.RECOUNT_REVERSED, new_ratio, entries
-    return replicas, Why.REBALANCED, new_ratio, entries
+        replicas, why = current, Why.REBALANCED_WITHIN_TOLERANCE
+    elif (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+        replicas, why = current, Why.DIRECTION_REVERSED
+    elif (new_ratio < 1.0 and replicas > current) or (new_ratio > 1.0 and replicas < current):
+        replicas, why = current, Why.RECOUNT_REVERSED
+    return _Rebalanced(replicas=replicas, why=why, new_ratio=new_ratio, counted=entries)
 
 
 def _grouped(
@@ -168,10 +176,11 @@ def _decide(
         else:  # the ready pod count is multiplied, not current replicas
             replicas, why, counted = ceil_int32(ratio * ready), Why.SCALED_READY, ready
     else:
-        replicas, why, new_ratio, counted = _rebalance(
+        r = _rebalance(
             current=current, ratio=ratio, sums=sums, unready=unready, missing=missing,
             fill_down=fill_down, weight=weight, ratio_of=ratio_of, tolerances=tolerances,
         )  # fmt: skip
+        replicas, why, new_ratio, counted = r.replicas, r.why, r.new_ratio, r.counted
     return Proposal(
         replicas=replicas, why=why, ratio=ratio, usage=usage, utilization=utilization,
         new_ratio=new_ratio, counted=counted, timestamp=_first_timestamp(metrics), ready=ready,

@@ -13,14 +13,16 @@ Non-goals: fetching, listing pods, parsing selectors, writing status. Pure: no I
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from controller.algorithm import conditions as c
 from controller.algorithm.behavior import (
     Behavior,
     Recommendation,
     ScaleHistory,
+    Limited,
     ScalingRules,
+    Stabilized,
     convert_with_rules,
     effective_behavior,
     longest_period,
@@ -31,7 +33,13 @@ from controller.algorithm.behavior import (
 )
 from controller.algorithm.conditions import Condition, ConditionType, Event, EventReason, EventType, Reason
 from controller.algorithm.decision import Decision, MetricTrace, Outcome, Stage, Trace, TraceStep
-from controller.algorithm.multi_metric import MetricContext, MetricResult, combine, evaluate_metric
+from controller.algorithm.multi_metric import (
+    Combined,
+    MetricContext,
+    MetricResult,
+    combine,
+    evaluate_metric,
+)
 from controller.algorithm.ratio import Tolerances
 from controller.algorithm.spec import (
     AutoscalerSpec,
@@ -44,6 +52,7 @@ from controller.algorithm.spec import (
 )
 
 _NOT_FETCHED = FetchFailure(message="metric was not fetched")
+_NO_METRICS = "no metrics are configured"
 
 
 def tolerances_for(spec: AutoscalerSpec, config: ControllerConfig) -> Tolerances:
@@ -68,10 +77,6 @@ def needs_metrics(spec: AutoscalerSpec, scale: ScaleTarget) -> bool:
     )
 
 
-def _cond(kind: ConditionType, ok: bool, reason: Reason, message: str) -> Condition:
-    return Condition(type=kind, status=ok, reason=reason, message=message)
-
-
 def _metric_trace(r: MetricResult, now: float) -> MetricTrace:
     p = r.proposal
     if p is None:
@@ -86,10 +91,12 @@ def _metric_trace(r: MetricResult, now: float) -> MetricTrace:
     )  # fmt: skip
 
 
-def failed_get_scale(status: HpaStatus, error: str, *, now: float, history: ScaleHistory | None) -> Decision:
+def failed_get_scale(
+    status: HpaStatus, error: str, *, now: float, history: ScaleHistory | None
+) -> Decision:
     """The target's `/scale` could not be read (bad apiVersion, no mapping, GET failed)."""
-    conds = c.set_condition(status.conditions, _cond(ConditionType.ABLE_TO_SCALE, False,
-                            Reason.FAILED_GET_SCALE, c.msg_failed_get_scale(error)), now=now)  # fmt: skip
+    conds = _set(status.conditions, ConditionType.ABLE_TO_SCALE, False, Reason.FAILED_GET_SCALE,
+                 c.msg_failed_get_scale(error), now)  # fmt: skip
     new_status = replace(status, conditions=conds)
     return Decision(
         outcome=Outcome.FAILED_GET_SCALE, current_replicas=status.current_replicas,
@@ -97,7 +104,8 @@ def failed_get_scale(status: HpaStatus, error: str, *, now: float, history: Scal
         previous_status=status,
         events=(Event(type=EventType.WARNING, reason=EventReason.FAILED_GET_SCALE, message=error),),
         history=history or ScaleHistory(), error=error,
-        trace=Trace(current=status.current_replicas, metrics=(), steps=(), final=status.desired_replicas),
+        trace=Trace(current=status.current_replicas, metrics=(), steps=(),
+                    final=status.desired_replicas),
     )  # fmt: skip
 
 
@@ -106,14 +114,14 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
     now = inp.now
     current = inp.scale.spec_replicas
     spec = inp.spec
-    conds = c.set_condition(inp.status.conditions, _cond(ConditionType.ABLE_TO_SCALE, True,
-                            Reason.SUCCEEDED_GET_SCALE, c.MSG_SUCCEEDED_GET_SCALE), now=now)  # fmt: skip
+    conds = _set(inp.status.conditions, ConditionType.ABLE_TO_SCALE, True, Reason.SUCCEEDED_GET_SCALE,
+                 c.MSG_SUCCEEDED_GET_SCALE, now)  # fmt: skip
     history = inp.history
     if history is None:  # first sync: the current count is the first recommendation
         history = ScaleHistory(recommendations=(Recommendation(replicas=current, timestamp=now),))
     if current == 0 and spec.min_replicas != 0:
-        conds = c.set_condition(conds, _cond(ConditionType.SCALING_ACTIVE, False,
-                                Reason.SCALING_DISABLED, c.MSG_SCALING_DISABLED), now=now)  # fmt: skip
+        conds = _set(conds, ConditionType.SCALING_ACTIVE, False, Reason.SCALING_DISABLED,
+                     c.MSG_SCALING_DISABLED, now)  # fmt: skip
         step = TraceStep(stage=Stage.DISABLED, before=0, after=0, reason=str(Reason.SCALING_DISABLED))
         return _final(inp, history, outcome=Outcome.DISABLED, desired=0, conds=conds, steps=(step,))
     if current > spec.max_replicas or current < spec.min_replicas:
@@ -125,8 +133,7 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
                       rescale_reason=reason)  # fmt: skip
     if inp.selector_problem is not None:
         p = inp.selector_problem
-        conds = c.set_condition(conds, _cond(ConditionType.SCALING_ACTIVE, False,
-                                p.condition_reason, p.condition_message), now=now)  # fmt: skip
+        conds = _set(conds, ConditionType.SCALING_ACTIVE, False, p.condition_reason, p.condition_message, now)
         events = (
             Event(type=EventType.WARNING, reason=p.event_reason, message=p.event_message),
             Event(type=EventType.WARNING, reason=EventReason.FAILED_COMPUTE_METRICS_REPLICAS,
@@ -135,6 +142,13 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
         return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(),
                       events=events, error=p.event_message)  # fmt: skip
     return _from_metrics(inp, config, current, conds, history)
+
+
+def _set(
+    conds: tuple[Condition, ...], kind: ConditionType, ok: bool, reason: Reason, message: str, now: float
+) -> tuple[Condition, ...]:
+    new = Condition(type=kind, status=ok, reason=reason, message=message)
+    return c.set_condition(conds, new, now=now)
 
 
 def _from_metrics(
@@ -153,66 +167,97 @@ def _from_metrics(
         for i, m in enumerate(spec.metrics)
     ]
     combined = combine(results, spec_replicas=current)
+    # Every failed metric is announced, even when it does not block scaling (upstream).
     events = tuple(
         Event(type=EventType.WARNING, reason=EventReason(r.reason), message=r.event_message or "")
         for r in results if r.reason is not None
     )  # fmt: skip
-    statuses = tuple(r.status for r in results)
-    traces = tuple(_metric_trace(r, now) for r in results)
-    first = combined.first_failure
+    seen = _Seen(traces=tuple(_metric_trace(r, now) for r in results),
+                 statuses=tuple(r.status for r in results))  # fmt: skip
     if combined.blocked:
-        if first is not None and first.reason is not None:
-            failed = _cond(ConditionType.SCALING_ACTIVE, False, first.reason, first.condition_message or "")
-        else:  # no metrics at all (API defaulting normally adds cpu 80%)
-            failed = _cond(ConditionType.SCALING_ACTIVE, False, Reason.INVALID_METRIC_SOURCE_TYPE,
-                           c.msg_unable_to_compute("no metrics are configured"))  # fmt: skip
-        conds = c.set_condition(conds, failed, now=now)
-        error = combined.error or "no metrics are configured"
-        events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_COMPUTE_METRICS_REPLICAS,
-                         message=error),)  # fmt: skip
-        step = TraceStep(stage=Stage.METRICS, before=current, after=current, reason=error,
-                         note="a metric failed and the others do not scale up: no scaling")  # fmt: skip
-        return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(step,),
-                      events=events, error=error, metrics=traces, statuses=statuses)  # fmt: skip
-    conds = c.set_condition(conds, _cond(ConditionType.SCALING_ACTIVE, True, Reason.VALID_METRIC_FOUND,
-                            c.msg_valid_metric_found(combined.metric_name)), now=now)  # fmt: skip
+        return _blocked(inp, history, combined, conds, events, seen)
+    conds = _set(conds, ConditionType.SCALING_ACTIVE, True, Reason.VALID_METRIC_FOUND,
+                 c.msg_valid_metric_found(combined.metric_name), now)  # fmt: skip
     prenormalized = max(0, combined.replicas)
-    reason = ""
+    reason = ""  # decided before normalization, as upstream
     if prenormalized > current:
         reason = f"{combined.metric_name} above target"
     elif prenormalized < current:
         reason = c.RESCALE_ALL_BELOW
-    steps = [TraceStep(stage=Stage.METRICS, before=current, after=prenormalized,
-                       reason=combined.metric_name or "no proposal",
-                       note=f"{combined.invalid} metric(s) failed" if combined.invalid else "")]  # fmt: skip
-    desired, conds, new_history, behavior = _normalize(inp, config, current, prenormalized, conds, history, steps)
-    outcome = Outcome.SCALE if desired != current else Outcome.NO_CHANGE
-    return _final(inp, new_history, outcome=outcome, desired=desired, conds=conds, steps=tuple(steps),
-                  events=events, error=combined.error, rescale_reason=reason, behavior=behavior,
-                  metrics=traces, statuses=statuses)  # fmt: skip
+    first = TraceStep(stage=Stage.METRICS, before=current, after=prenormalized,
+                      reason=combined.metric_name or "no proposal",
+                      note=f"{combined.invalid} metric(s) failed" if combined.invalid else "")  # fmt: skip
+    n = _normalize(inp, config, prenormalized, history)
+    conds = _set(conds, ConditionType.ABLE_TO_SCALE, True, n.stabilized.reason, n.stabilized.message, now)
+    conds = _set(conds, ConditionType.SCALING_LIMITED, n.limited.replicas != n.stabilized.replicas,
+                 n.limited.reason, n.limited.message, now)  # fmt: skip
+    desired = n.limited.replicas
+    return _final(inp, n.history, outcome=Outcome.SCALE if desired != current else Outcome.NO_CHANGE,
+                  desired=desired, conds=conds, steps=(first, *n.steps), events=events,
+                  error=combined.error, rescale_reason=reason, behavior=n.behavior, seen=seen)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Seen:
+    """What the metrics showed, carried into the decision whatever happens next."""
+
+    traces: tuple[MetricTrace, ...] = ()
+    statuses: tuple[MetricStatus | None, ...] = ()
+
+
+def _blocked(
+    inp: SyncInput, history: ScaleHistory, combined: Combined, conds: tuple[Condition, ...],
+    events: tuple[Event, ...], seen: _Seen,
+) -> Decision:  # fmt: skip
+    """All metrics failed, or one failed and the others would scale down: do not scale."""
+    first = combined.first_failure
+    if first is not None and first.reason is not None:
+        reason, message = first.reason, first.condition_message or ""
+    else:  # no metrics at all (API defaulting normally adds cpu at 80%)
+        reason, message = Reason.INVALID_METRIC_SOURCE_TYPE, c.msg_unable_to_compute(_NO_METRICS)
+    conds = _set(conds, ConditionType.SCALING_ACTIVE, False, reason, message, inp.now)
+    error = combined.error or _NO_METRICS
+    events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_COMPUTE_METRICS_REPLICAS,
+                     message=error),)  # fmt: skip
+    current = inp.scale.spec_replicas
+    step = TraceStep(stage=Stage.METRICS, before=current, after=current, reason=error,
+                     note="a metric failed and the others do not scale up: no scaling")  # fmt: skip
+    return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(step,),
+                  events=events, error=error, seen=seen)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Normalized:
+    stabilized: Stabilized
+    limited: Limited
+    history: ScaleHistory
+    behavior: Behavior | None
+    steps: tuple[TraceStep, ...]
 
 
 def _normalize(
-    inp: SyncInput, config: ControllerConfig, current: int, prenormalized: int,
-    conds: tuple[Condition, ...], history: ScaleHistory, steps: list[TraceStep],
-) -> tuple[int, tuple[Condition, ...], ScaleHistory, Behavior | None]:  # fmt: skip
-    spec, now = inp.spec, inp.now
+    inp: SyncInput, config: ControllerConfig, prenormalized: int, history: ScaleHistory
+) -> _Normalized:
+    """Legacy path without `behavior`, else the behavior path; both record the recommendation."""
+    spec, now, current = inp.spec, inp.now, inp.scale.spec_replicas
     behavior = None
     if spec.behavior is None:
         window = config.downscale_stabilization
         st = stabilize_legacy(history.recommendations, prenormalized=prenormalized, now=now, window=window)
-        history = history.with_recommendations(st.recommendations)
         lim = convert_with_rules(
             current=current, desired=st.replicas, min_replicas=spec.min_replicas,
             max_replicas=spec.max_replicas, scale_up_limit_factor=config.scale_up_limit_factor,
             scale_up_limit_minimum=config.scale_up_limit_minimum,
         )  # fmt: skip
         windows = f"downscale window {window:g}s"
-        limits = f"scale-up limit max({config.scale_up_limit_factor:g} x {current}, {config.scale_up_limit_minimum:g})"
+        limits = (f"scale-up limit max({config.scale_up_limit_factor:g} x {current}, "
+                  f"{config.scale_up_limit_minimum:g})")  # fmt: skip
     else:
-        behavior = effective_behavior(spec.behavior, downscale_stabilization=int(config.downscale_stabilization))
+        behavior = effective_behavior(
+            spec.behavior, downscale_stabilization=int(config.downscale_stabilization)
+        )
         up, down = behavior.scale_up, behavior.scale_down
-        assert up is not None and down is not None
+        assert up is not None and down is not None  # effective_behavior fills both
         st = stabilize_with_behavior(
             history.recommendations, prenormalized=prenormalized, current=current, now=now,
             up_window=up.stabilization_window_seconds or 0,
@@ -222,19 +267,20 @@ def _normalize(
             current=current, desired=st.replicas, min_replicas=spec.min_replicas,
             max_replicas=spec.max_replicas, behavior=behavior, history=history, now=now,
         )  # fmt: skip
-        history = history.with_recommendations(st.recommendations)
-        windows = f"up window {up.stabilization_window_seconds}s, down window {down.stabilization_window_seconds}s"
+        windows = (f"up window {up.stabilization_window_seconds}s, "
+                   f"down window {down.stabilization_window_seconds}s")  # fmt: skip
         limits = _policy_note(history, up, down, now, lim.limit)
-    conds = c.set_condition(conds, _cond(ConditionType.ABLE_TO_SCALE, True, st.reason, st.message), now=now)
-    conds = c.set_condition(conds, _cond(ConditionType.SCALING_LIMITED, lim.replicas != st.replicas,
-                            lim.reason, lim.message), now=now)  # fmt: skip
-    won = f"; recommendation {st.winner.replicas} from {now - st.winner.timestamp:g}s ago won" if st.winner else ""
-    steps.append(TraceStep(stage=Stage.STABILIZATION, before=prenormalized, after=st.replicas,
-                           reason=str(st.reason), note=windows + won))  # fmt: skip
-    steps.append(TraceStep(stage=Stage.LIMITS, before=st.replicas, after=lim.replicas,
-                           reason=str(lim.reason),
-                           note=f"{limits}; min {spec.min_replicas}, max {spec.max_replicas}"))  # fmt: skip
-    return lim.replicas, conds, history, behavior
+    won = ""
+    if st.winner is not None:
+        won = f"; recommendation {st.winner.replicas} from {now - st.winner.timestamp:g}s ago won"
+    steps = (
+        TraceStep(stage=Stage.STABILIZATION, before=prenormalized, after=st.replicas,
+                  reason=str(st.reason), note=windows + won),
+        TraceStep(stage=Stage.LIMITS, before=st.replicas, after=lim.replicas, reason=str(lim.reason),
+                  note=f"{limits}; min {spec.min_replicas}, max {spec.max_replicas}"),
+    )  # fmt: skip
+    return _Normalized(stabilized=st, limited=lim, behavior=behavior, steps=steps,
+                       history=history.with_recommendations(st.recommendations))  # fmt: skip
 
 
 def _policy_note(
@@ -251,8 +297,8 @@ def _policy_note(
 def _final(
     inp: SyncInput, history: ScaleHistory, *, outcome: Outcome, desired: int,
     conds: tuple[Condition, ...], steps: tuple[TraceStep, ...], events: tuple[Event, ...] = (),
-    error: str | None = None, rescale_reason: str = "", metrics: tuple[MetricTrace, ...] = (),
-    statuses: tuple[MetricStatus | None, ...] = (), behavior: Behavior | None = None,
+    error: str | None = None, rescale_reason: str = "", seen: _Seen = _Seen(),
+    behavior: Behavior | None = None,
 ) -> Decision:  # fmt: skip
     prev = inp.status
     current = inp.scale.spec_replicas
@@ -264,13 +310,13 @@ def _final(
         status_desired = current
     final = desired if outcome is Outcome.SCALE else current
     status = HpaStatus(current_replicas=current, desired_replicas=status_desired,
-                       last_scale_time=prev.last_scale_time, current_metrics=statuses,
+                       last_scale_time=prev.last_scale_time, current_metrics=seen.statuses,
                        conditions=conds)  # fmt: skip
     return Decision(
         outcome=outcome, current_replicas=current, desired_replicas=final,
         rescale_reason=rescale_reason, status=status, previous_status=prev, events=events,
         history=history, error=error,
-        trace=Trace(current=current, metrics=metrics, steps=steps, final=final),
+        trace=Trace(current=current, metrics=seen.traces, steps=steps, final=final),
         effective_behavior=behavior,
     )  # fmt: skip
 
@@ -282,14 +328,15 @@ def complete(decision: Decision, *, write_error: str | None, now: float) -> Deci
     desired = decision.desired_replicas
     status = decision.status
     if write_error is not None:
-        conds = c.set_condition(status.conditions, _cond(ConditionType.ABLE_TO_SCALE, False,
-                                Reason.FAILED_UPDATE_SCALE, c.msg_failed_update_scale(write_error)), now=now)  # fmt: skip
+        conds = _set(status.conditions, ConditionType.ABLE_TO_SCALE, False, Reason.FAILED_UPDATE_SCALE,
+                     c.msg_failed_update_scale(write_error), now)  # fmt: skip
         event = Event(type=EventType.WARNING, reason=EventReason.FAILED_RESCALE,
                       message=c.event_failed_rescale(desired, decision.rescale_reason, write_error))  # fmt: skip
         return replace(decision, outcome=Outcome.WRITE_FAILED, status=replace(status, conditions=conds),
-                       events=(*decision.events, event), error=f"failed to rescale: {write_error}")  # fmt: skip
-    conds = c.set_condition(status.conditions, _cond(ConditionType.ABLE_TO_SCALE, True,
-                            Reason.SUCCEEDED_RESCALE, c.msg_succeeded_rescale(desired)), now=now)  # fmt: skip
+                       events=(*decision.events, event),
+                       error=f"failed to rescale: {write_error}")  # fmt: skip
+    conds = _set(status.conditions, ConditionType.ABLE_TO_SCALE, True, Reason.SUCCEEDED_RESCALE,
+                 c.msg_succeeded_rescale(desired), now)  # fmt: skip
     event = Event(type=EventType.NORMAL, reason=EventReason.SUCCESSFUL_RESCALE,
                   message=c.event_rescale(desired, decision.rescale_reason))  # fmt: skip
     history = record_scale(decision.history, behavior=decision.effective_behavior,

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,112 +21,108 @@ from controller.algorithm.decision import Stage
 from controller.algorithm.pods import ContainerInfo, PodInfo, PodMetric, PodPhase, ReadinessConfig, ReadyStatus
 from controller.algorithm.spec import (
     AutoscalerSpec, ControllerConfig, ExternalSamples, FetchFailure, MetricSpec, MetricTarget, ObjectRef,
-    ObjectSample, PodSamples, ScaleTarget, SourceType, SyncInput, TargetType,
+    ObjectSample, Observation, PodSamples, ScaleTarget, SourceType, SyncInput, TargetType,
 )  # fmt: skip
 
 NOW = 10_000.0
 CONFIG = ControllerConfig(readiness=ReadinessConfig(cpu_initialization_period=120, initial_readiness_delay=10))
 # Few examples per run keep each test inside the 2 s unit budget; the database and CI runs add up.
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-times = st.sampled_from([None, NOW - 3600, NOW - 150, NOW - 60, NOW - 5, NOW])
+TIMES = [None, NOW - 3600, NOW - 150, NOW - 60, NOW - 5, NOW]
+AGES = [0, 5, 15, 59, 60, 61, 200, 299, 300, 900]
+
+# The structure (counts, ranges, which metrics, which paths) is drawn by Hypothesis so it shrinks
+# to small cases; the bulky per-pod and per-sample details come from a drawn seed, which keeps
+# generation cheap enough for the 2 s unit budget.
 
 
-@st.composite
-def pod_lists(draw: st.DrawFn) -> tuple[PodInfo, ...]:
-    count = draw(st.integers(0, 6))
+def _pods(rng: random.Random, count: int) -> tuple[PodInfo, ...]:
+    phases = [PodPhase.RUNNING] * 5 + [PodPhase.PENDING, PodPhase.FAILED, PodPhase.SUCCEEDED]
     return tuple(
         PodInfo(
-            name=f"p{i}",
-            phase=draw(st.sampled_from([PodPhase.RUNNING] * 5 + [PodPhase.PENDING, PodPhase.FAILED, PodPhase.SUCCEEDED])),
-            ready=draw(st.sampled_from([ReadyStatus.TRUE] * 3 + [ReadyStatus.FALSE, None])),
-            ready_transition=draw(times), start_time=draw(times), deleted=draw(st.booleans()) and draw(st.booleans()),
-            containers=(ContainerInfo(name="app", requests={"cpu": draw(st.integers(1, 2000))}),),
+            name=f"p{i}", phase=rng.choice(phases),
+            ready=rng.choice([ReadyStatus.TRUE] * 3 + [ReadyStatus.FALSE, None]),
+            ready_transition=rng.choice(TIMES), start_time=rng.choice(TIMES), deleted=rng.random() < 0.15,
+            containers=(ContainerInfo(name="app", requests={"cpu": rng.randint(1, 2000)}),),
         )
         for i in range(count)
     )  # fmt: skip
 
 
-def samples(draw: st.DrawFn, pods: tuple[PodInfo, ...], high: int) -> PodSamples | FetchFailure:
-    if draw(st.integers(0, 9)) == 0:
+def _samples(rng: random.Random, pods: tuple[PodInfo, ...], high: int) -> PodSamples | FetchFailure:
+    if rng.random() < 0.1:
         return FetchFailure(message="metrics API unavailable")
-    values = {p.name: PodMetric(value=draw(st.integers(0, high)), timestamp=draw(st.sampled_from([NOW - 30, NOW])),
-                                window=60.0) for p in pods if draw(st.integers(0, 5))}  # fmt: skip
-    if draw(st.booleans()) and draw(st.booleans()):
-        values["unknown-pod"] = PodMetric(value=draw(st.integers(0, high)), timestamp=NOW, window=60.0)
+    values = {p.name: PodMetric(value=rng.randint(0, high), timestamp=rng.choice([NOW - 30, NOW]), window=60.0)
+              for p in pods if rng.random() < 0.85}  # fmt: skip
+    if rng.random() < 0.2:
+        values["unknown-pod"] = PodMetric(value=rng.randint(0, high), timestamp=NOW, window=60.0)
     return PodSamples(values=values)
 
 
-def rules(draw: st.DrawFn) -> bh.ScalingRules | None:
-    if draw(st.booleans()):
+def _rules(rng: random.Random) -> bh.ScalingRules | None:
+    if rng.random() < 0.4:
         return None
     policies = tuple(
-        bh.ScalingPolicy(type=draw(st.sampled_from(list(bh.PolicyType))), value=draw(st.integers(1, 300)),
-                         period_seconds=draw(st.sampled_from([15, 60, 300])))
-        for _ in range(draw(st.integers(0, 3)))
+        bh.ScalingPolicy(type=rng.choice(list(bh.PolicyType)), value=rng.randint(1, 300),
+                         period_seconds=rng.choice([15, 60, 300]))
+        for _ in range(rng.randint(0, 3))
     )  # fmt: skip
     return bh.ScalingRules(
-        stabilization_window_seconds=draw(st.sampled_from([None, 0, 60, 300])),
-        select_policy=draw(st.sampled_from([None, *bh.SelectPolicy])),
-        policies=policies if draw(st.booleans()) else None,
+        stabilization_window_seconds=rng.choice([None, 0, 60, 300]),
+        select_policy=rng.choice([None, *bh.SelectPolicy]),
+        policies=policies if rng.random() < 0.6 else None,
     )  # fmt: skip
 
 
-def history(draw: st.DrawFn) -> bh.ScaleHistory | None:
-    if draw(st.integers(0, 3)) == 0:
+def _history(rng: random.Random) -> bh.ScaleHistory | None:
+    if rng.random() < 0.25:
         return None
-    ages = st.sampled_from([0, 5, 15, 59, 60, 61, 200, 299, 300, 900])
-    return bh.ScaleHistory(
-        recommendations=tuple(bh.Recommendation(replicas=draw(st.integers(0, 60)), timestamp=NOW - draw(ages))
-                              for _ in range(draw(st.integers(0, 3)))),
-        scale_up_events=tuple(bh.ScaleEvent(replica_change=draw(st.integers(1, 20)), timestamp=NOW - draw(ages))
-                              for _ in range(draw(st.integers(0, 3)))),
-        scale_down_events=tuple(bh.ScaleEvent(replica_change=draw(st.integers(1, 20)), timestamp=NOW - draw(ages))
-                                for _ in range(draw(st.integers(0, 3)))),
-    )  # fmt: skip
+
+    def events() -> tuple[bh.ScaleEvent, ...]:
+        return tuple(bh.ScaleEvent(replica_change=rng.randint(1, 20), timestamp=NOW - rng.choice(AGES))
+                     for _ in range(rng.randint(0, 3)))  # fmt: skip
+
+    recs = tuple(bh.Recommendation(replicas=rng.randint(0, 60), timestamp=NOW - rng.choice(AGES))
+                 for _ in range(rng.randint(0, 4)))  # fmt: skip
+    return bh.ScaleHistory(recommendations=recs, scale_up_events=events(), scale_down_events=events())
+
+
+def _metric(rng: random.Random, kind: str, pods: tuple[PodInfo, ...]) -> tuple[MetricSpec, Observation]:
+    if kind == "cpu":
+        target = MetricTarget(type=TargetType.UTILIZATION, average_utilization=rng.randint(10, 120))
+        return MetricSpec(type=SourceType.RESOURCE, name="cpu", target=target), _samples(rng, pods, 3000)
+    if kind == "qps":
+        target = MetricTarget(type=TargetType.AVERAGE_VALUE, average_value=rng.randint(1, 20000))
+        return MetricSpec(type=SourceType.PODS, name="qps", target=target), _samples(rng, pods, 40000)
+    if kind == "ext":
+        target = rng.choice([MetricTarget(type=TargetType.VALUE, value=5000),
+                             MetricTarget(type=TargetType.AVERAGE_VALUE, average_value=700)])  # fmt: skip
+        obs = rng.choice([FetchFailure(message="down"), ExternalSamples(values=(0,)),
+                          ExternalSamples(values=(2000, 9000)), ExternalSamples(values=(40000,))])  # fmt: skip
+        return MetricSpec(type=SourceType.EXTERNAL, name="queue", target=target), obs
+    if kind == "obj":
+        spec = MetricSpec(type=SourceType.OBJECT, name="rps", described_object=ObjectRef(kind="Ingress", name="main"),
+                          target=MetricTarget(type=TargetType.VALUE, value=3000))  # fmt: skip
+        return spec, ObjectSample(value=rng.randint(0, 30000))
+    return MetricSpec(type="CheddarCheese"), FetchFailure(message="n/a")
 
 
 @st.composite
 def sync_inputs(draw: st.DrawFn) -> SyncInput:
-    pods = draw(pod_lists())
-    cpu = MetricSpec(type=SourceType.RESOURCE, name="cpu",
-                     target=MetricTarget(type=TargetType.UTILIZATION, average_utilization=draw(st.integers(10, 120))))
-    qps = MetricSpec(type=SourceType.PODS, name="qps",
-                     target=MetricTarget(type=TargetType.AVERAGE_VALUE, average_value=draw(st.integers(1, 20000))))
-    ext = MetricSpec(type=SourceType.EXTERNAL, name="queue", target=draw(st.sampled_from([
-        MetricTarget(type=TargetType.VALUE, value=5000), MetricTarget(type=TargetType.AVERAGE_VALUE, average_value=700)])))
-    obj = MetricSpec(type=SourceType.OBJECT, name="rps", described_object=ObjectRef(kind="Ingress", name="main"),
-                     target=MetricTarget(type=TargetType.VALUE, value=3000))
-    chosen = draw(st.lists(st.sampled_from(["cpu", "qps", "ext", "obj", "bad"]), min_size=1, max_size=3))
-    specs, observations = [], []
-    for name in chosen:
-        if name == "cpu":
-            specs.append(cpu)
-            observations.append(samples(draw, pods, 3000))
-        elif name == "qps":
-            specs.append(qps)
-            observations.append(samples(draw, pods, 40000))
-        elif name == "ext":
-            specs.append(ext)
-            observations.append(draw(st.sampled_from([FetchFailure(message="down"), ExternalSamples(values=(0,)),
-                                                      ExternalSamples(values=(2000, 9000)), ExternalSamples(values=(40000,))])))
-        elif name == "obj":
-            specs.append(obj)
-            observations.append(ObjectSample(value=draw(st.integers(0, 30000))))
-        else:
-            specs.append(MetricSpec(type="CheddarCheese"))
-            observations.append(FetchFailure(message="n/a"))
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    pods = _pods(rng, draw(st.integers(0, 8)))
+    kinds = draw(st.lists(st.sampled_from(["cpu", "qps", "ext", "obj", "bad"]), min_size=1, max_size=3))
+    metrics = [_metric(rng, kind, pods) for kind in kinds]
     min_r = draw(st.integers(0, 4))
     max_r = draw(st.integers(max(min_r, 1), 40))
-    behavior = None
-    if draw(st.booleans()):
-        behavior = bh.Behavior(scale_up=rules(draw), scale_down=rules(draw))
     current = draw(st.integers(0, 45))
+    behavior = bh.Behavior(scale_up=_rules(rng), scale_down=_rules(rng)) if draw(st.booleans()) else None
     return SyncInput(
-        spec=AutoscalerSpec(min_replicas=min_r, max_replicas=max_r, metrics=tuple(specs), behavior=behavior),
-        scale=ScaleTarget(spec_replicas=current, status_replicas=draw(st.sampled_from([current, current + 1])),
-                          selector="app=web"),
-        now=NOW, pods=pods, observations=tuple(observations), history=history(draw),
+        spec=AutoscalerSpec(min_replicas=min_r, max_replicas=max_r, metrics=tuple(m for m, _ in metrics),
+                            behavior=behavior),
+        scale=ScaleTarget(spec_replicas=current, status_replicas=current + rng.randint(0, 1), selector="app=web"),
+        now=NOW, pods=pods, observations=tuple(o for _, o in metrics), history=_history(rng),
     )  # fmt: skip
 
 
