@@ -109,6 +109,10 @@ def _lint_label_values(rule: CompiledRule, add: _Add) -> None:
 
 
 def _lint_namespace(rule: CompiledRule, add: _Add) -> None:
+    if rule.kind is RuleKind.CUSTOM and not rule.mapper.overrides and not rule.mapper.has_template:
+        add("resources", "no overrides and no template: discovery attaches this rule's series to no "
+            "object, so custom.metrics.k8s.io never lists its metrics")  # fmt: skip
+        return
     if rule.mapper.label_or_none(NAMESPACES) is not None:
         return
     if rule.kind is RuleKind.EXTERNAL:

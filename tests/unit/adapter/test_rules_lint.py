@@ -21,6 +21,8 @@ GOOD = "  resources: {overrides: {namespace: {resource: namespace}, pod: {resour
                  id="empty metricsQuery"),
     pytest.param("rules:\n- seriesQuery: a\n  metricsQuery: x\n  resources: {overrides: {pod: {resource: pod}}}\n",
                  "rules[0].resources: nothing maps the `namespaces` resource", id="pods without namespace mapping"),
+    pytest.param("rules:\n- seriesQuery: a\n  metricsQuery: x\n", "rules[0].resources: no overrides and no template",
+                 id="custom rule mapping nothing"),
     pytest.param("externalRules:\n- seriesQuery: a\n  metricsQuery: x\n",
                  "externalRules[0].resources: nothing maps the `namespaces` resource to a label and `namespaced` is not false",
                  id="external rule without namespace mapping"),
