@@ -226,13 +226,9 @@ def check_discovery_semantics(case: Mapping[str, Any], fixtures: Mapping[str, An
 def check_discovery_list(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     compiled = _compile({"rules": [case["rule"]]})
     registry = _discover(compiled, case["input"]["discovered_series"])
-    try:
-        from adapter.server.discovery_docs import custom_resource_list  # type: ignore[attr-defined]
+    from adapter.server.discovery_docs import custom_resources
 
-        got = custom_resource_list(registry)["resources"]
-    except ImportError:
-        got = [{"name": f"{i.resource}/{i.metric}", "singularName": "", "namespaced": i.namespaced,
-                "kind": "MetricValueList", "verbs": ["get"]} for i in registry.custom_metrics()]
+    got = custom_resources(registry.custom_metrics())
     key: Callable[[Mapping[str, Any]], str] = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
     return _result(sorted(case["expected"]["api_resources_unordered"], key=key), sorted(got, key=key))
 
@@ -310,10 +306,11 @@ def check_external_request(case: Mapping[str, Any], fixtures: Mapping[str, Any])
                                 metric_selector=parse_selector(params.get("labelSelector", "")))
     expected = case["expected"]
     if "discovery_entry" in expected:
-        entry_json = {"name": metric, "singularName": "", "namespaced": True,
-                      "kind": "ExternalMetricValueList", "verbs": ["get"]}
-        if entry_json != expected["discovery_entry"]:
-            return Result(False, expected["discovery_entry"], entry_json)
+        from adapter.server.discovery_docs import external_resources
+
+        entries = [e for e in external_resources(registry.external_metrics()) if e["name"] == metric]
+        if entries != [expected["discovery_entry"]]:
+            return Result(False, [expected["discovery_entry"]], entries)
     return _result(expected["query"], str(got))
 
 
