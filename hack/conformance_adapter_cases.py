@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from adapter.config import ConfigError, parse_config
 from adapter.rules import gotemplate, query
+from adapter.rules._gotemplate_exec import go_quote
 from adapter.rules.compile import CompiledConfig, CompiledRule, compile_config
 from adapter.rules.query import QUERY_FIELDS, build_query
 from adapter.rules.resources import (
@@ -131,6 +132,11 @@ def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result
         return Result(False, expected.get("metric_name"), f"error: {err}")
     name = case["input"]["series_name"]
     got = compiled.expand_name(name)
+    if got is None:  # Go: MetricNameForSeries fails
+        error = f"series name {go_quote(name)} did not match expected pattern {go_quote(compiled.name_pattern.pattern)}"
+        if expected.get("error"):
+            return Result(_error_matches(expected["error"], error), expected["error"], error)
+        return Result(False, expected.get("metric_name"), error)
     if expected.get("error"):
         return Result(False, expected["error"], got)
     return _result(expected.get("metric_name"), got)
@@ -142,6 +148,10 @@ def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> 
     try:
         if "rule" in case:
             _compile({"rules": [case["rule"]]})
+        elif "config" in case or "config" in case.get("input", {}):
+            _compile(case.get("config") or case["input"]["config"])
+        elif isinstance(case.get("input", {}).get("yaml"), str):
+            compile_config(parse_config(case["input"]["yaml"], source="case.yaml"))
         else:
             excerpt = case["input"].get("excerpt")
             if not excerpt:
