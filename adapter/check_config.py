@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
 
 from kubecommon.selectors import Selector
 

@@ -22,7 +22,7 @@ from adapter.kube.objects import KubeObject
 from adapter.prometheus.api import Sample
 from adapter.prometheus.fake import FakePrometheus
 from adapter.rules.compile import CompiledConfig
-from hack.conformance_adapter_cases import Result, Unsupported, _compile, _result, _series_from_rule
+from hack.conformance_adapter_cases import Result, _compile, _result, _series_from_rule
 from kubecommon import status
 from kubecommon.quantity import Format, Quantity
 
