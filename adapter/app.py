@@ -27,6 +27,7 @@ from aiohttp import web
 
 from adapter.config.errors import ConfigError
 from adapter.config.load import load_config
+from adapter.discovery.relist import Discovery
 from adapter.kube.authconfig import AuthConfigWatcher, ClusterAuthConfig
 from adapter.kube.caches import KubeObjectCaches
 from adapter.kube.client import KubeClient
@@ -130,11 +131,11 @@ class _Clients:
             await client.close()
 
 
-def _relist_state(discovery: Any) -> Callable[[], Mapping[str, float | None]]:
+def _relist_state(discovery: Discovery) -> Callable[[], Mapping[str, float | None]]:
     return lambda: discovery.stats.as_metrics()
 
 
-def _registry_state(discovery: Any) -> Callable[[], Mapping[str, float]]:
+def _registry_state(discovery: Discovery) -> Callable[[], Mapping[str, float]]:
     def read() -> Mapping[str, float]:
         snapshot = discovery.snapshot
         return {"custom": len(snapshot.custom_metrics()), "external": len(snapshot.external_metrics()),
@@ -190,11 +191,41 @@ def _services(compiled: CompiledConfig, registry: Callable[[], Any], prometheus:
                     resource=resource)
 
 
+async def _metrics_backend(options: ServeOptions, compiled: CompiledConfig, telemetry: Telemetry,
+                           stack: contextlib.AsyncExitStack) -> tuple[InstrumentedPrometheus, Discovery]:
+    raw = PrometheusClient(options.prometheus)
+    try:
+        await raw.start()
+    except (ssl.SSLError, OSError, ValueError) as err:
+        raise StartupError(f"Prometheus client: {err}") from None
+    stack.push_async_callback(raw.close)
+    prometheus = InstrumentedPrometheus(raw, telemetry)
+    discovery = Discovery(prometheus, compiled, interval=options.discovery.relist_interval,
+                          max_age=options.discovery.effective_max_age, clock=time.time)
+    await discovery.start()  # the first relist is attempted; failing it only delays readiness
+    stack.push_async_callback(discovery.stop)
+    return prometheus, discovery
+
+
+async def _listen(app: web.Application, options: ServeOptions, serving: DynamicServingContext,
+                  stack: contextlib.AsyncExitStack) -> None:
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
+    await runner.setup()
+    stack.push_async_callback(runner.cleanup)
+    site = web.TCPSite(runner, options.bind_address, options.secure_port, ssl_context=serving.listener,
+                       reuse_address=True)
+    try:
+        await site.start()
+    except OSError as err:
+        raise StartupError(f"cannot listen on {options.bind_address}:{options.secure_port}: {err.strerror}") from None
+    reloader = asyncio.create_task(serving.watch_files(options.tls_reload_interval))
+    stack.callback(reloader.cancel)
+    _log.info("serving securely on %s:%d", options.bind_address, options.secure_port)
+
+
 async def serve(options: ServeOptions, compiled: CompiledConfig, *,
                 stop: asyncio.Event | None = None) -> None:
-    """Run until `stop` is set or SIGTERM/SIGINT arrives."""
-    from adapter.discovery.relist import Discovery
-
+    """Run until `stop` is set or SIGTERM/SIGINT arrives; close everything in reverse order."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -214,39 +245,16 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
         caches = KubeObjectCaches(lister, ResourceResolver(lister), sync_timeout=options.cache_sync_timeout)
         stack.push_async_callback(caches.stop)
         caches.prewarm(("", "pods"), ("", "nodes"))
-        raw_prometheus = PrometheusClient(options.prometheus)
-        try:
-            await raw_prometheus.start()
-        except (ssl.SSLError, OSError, ValueError) as err:
-            raise StartupError(f"Prometheus client: {err}") from None
-        stack.push_async_callback(raw_prometheus.close)
-        prometheus = InstrumentedPrometheus(raw_prometheus, telemetry)
-        discovery = Discovery(prometheus, compiled, interval=options.discovery.relist_interval,
-                              max_age=options.discovery.effective_max_age, clock=time.time)
-        await discovery.start()
-        stack.push_async_callback(discovery.stop)
+        prometheus, discovery = await _metrics_backend(options, compiled, telemetry, stack)
         telemetry.add_state(StateSource(relist=_relist_state(discovery), registry=_registry_state(discovery),
                                         caches=caches.sizes))
         ctx = ServerContext(
             telemetry=telemetry, authenticator=authenticator, authorizer=authorizer,
-            anonymous=options.anonymous_auth,
-            groups=Groups(resource=compiled.resource is not None),
+            anonymous=options.anonymous_auth, groups=Groups(resource=compiled.resource is not None),
             registry=lambda: discovery.snapshot,
-            readiness={"metric-discovery": lambda: (bool(discovery.ready), "no successful relist yet")},
+            readiness={"metric-discovery": lambda: (discovery.ready, "no successful relist yet")},
             version=_version_info())
         app = build_app(ctx, _services(compiled, lambda: discovery.snapshot, prometheus, caches))
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
-        await runner.setup()
-        stack.push_async_callback(runner.cleanup)
-        site = web.TCPSite(runner, options.bind_address, options.secure_port, ssl_context=serving.listener,
-                           reuse_address=True)
-        try:
-            await site.start()
-        except OSError as err:
-            raise StartupError(f"cannot listen on {options.bind_address}:{options.secure_port}: "
-                               f"{err.strerror}") from None
-        reloader = asyncio.create_task(serving.watch_files(options.tls_reload_interval))
-        stack.callback(reloader.cancel)
-        _log.info("serving securely on %s:%d", options.bind_address, options.secure_port)
+        await _listen(app, options, serving, stack)
         await stop.wait()
         _log.info("shutting down")
