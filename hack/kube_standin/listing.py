@@ -51,10 +51,6 @@ def view(rt: ResourceType, obj: Obj) -> Obj:
     return conversion.from_storage(rt, obj)
 
 
-def _encode_entry(rt: ResourceType, entry: Entry) -> bytes:
-    return encode(view(rt, entry.obj)) if conversion.storage_view(rt) else entry.encoded
-
-
 def _continue_token(rv: int, key: tuple[str, str]) -> str:
     raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": "/".join(key) + "\x00"})
     return base64.urlsafe_b64encode(raw.encode()).decode()
@@ -88,7 +84,11 @@ def list_body(store: Store, rt: ResourceType, namespace: str | None, query: Any)
         entries = entries[:limit]
     head = {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta}
     prefix = json.dumps(head, separators=(",", ":"))[:-1].encode() + b',"items":['
-    return prefix + b",".join(_encode_entry(rt, e) for e in entries) + b"]}"
+    if conversion.storage_view(rt):
+        items = [encode(view(rt, e.obj)) for e in entries]
+    else:
+        items = [e.encoded for e in entries]
+    return b"".join((prefix, b",".join(items), b"]}"))
 
 
 def _key_str(entry: Entry) -> str:

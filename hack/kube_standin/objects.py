@@ -84,8 +84,10 @@ class ObjectApi:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def create(self, rt: ResourceType, namespace: str, body: Obj, *, dry_run: bool = False) -> Obj:
-        obj = copy.deepcopy(body)
+    def create(self, rt: ResourceType, namespace: str, body: Obj, *, dry_run: bool = False,
+               owned: bool = False) -> Obj:
+        """Create from `body`; `owned=True` means the caller hands the dict over (no copy)."""
+        obj = body if owned else copy.deepcopy(body)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise BadRequest("metadata must be an object")
@@ -124,12 +126,12 @@ class ObjectApi:
         return self._commit(rt, key, obj)
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: Obj, *,
-               subresource: str = "", dry_run: bool = False) -> Obj:
+               subresource: str = "", dry_run: bool = False, owned: bool = False) -> Obj:
         key = (namespace if rt.namespaced else "", name)
         old = self.store.get(rt.storage_key, key)
         if old is None:
             raise NotFound.for_object(rt.plural, rt.group, name)
-        obj = copy.deepcopy(body)
+        obj = body if owned else copy.deepcopy(body)
         self._check_kind(rt, obj)
         meta = obj.setdefault("metadata", {})
         if meta.get("name", name) != name:

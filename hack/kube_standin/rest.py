@@ -39,7 +39,11 @@ def _to_storage(rt: ResourceType, body: Obj) -> Obj:
     return conversion.to_storage(rt, body)
 
 
-def _out(rt: ResourceType, obj: Obj, status: int = 200) -> web.Response:
+def _out(rt: ResourceType, obj: Obj, status: int = 200, state: State | None = None) -> web.Response:
+    if state is not None and conversion.storage_view(rt) is None:
+        meta = obj.get("metadata") or {}
+        key = (meta.get("namespace", ""), meta.get("name", ""))
+        return raw_json(state.store.encoded(rt.storage_key, key, obj), status)
     return json_response(listing.view(rt, obj), status)
 
 
@@ -79,8 +83,9 @@ async def _collection(request: web.Request, state: State, rt: ResourceType, name
         if rt.namespaced and not info.namespace:
             raise NotFound.for_path()
         srt = storage_type(state, rt)
-        created = state.api.create(srt, namespace, _to_storage(rt, body), dry_run=_dry(request))
-        return _out(rt, created, 201)
+        created = state.api.create(srt, namespace, _to_storage(rt, body), dry_run=_dry(request),
+                                   owned=True)
+        return _out(rt, created, 201, state)
     if request.method == "DELETE":
         match = listing.matcher(rt, request.query)
         deleted = []
@@ -124,13 +129,13 @@ async def _object(request: web.Request, state: State, rt: ResourceType, namespac
         obj = state.api.get(srt, namespace, name)
         if wants_table(request.headers.get("Accept", "")):
             return json_response(tables.table_for(rt, [listing.view(rt, obj)], state.store.revision))
-        return _out(rt, obj)
+        return _out(rt, obj, state=state)
     if request.method == "PUT":
         body = await read_body(request)
         if not isinstance(body, dict):
             raise BadRequest("the request body must be an object")
         return _out(rt, state.api.update(srt, namespace, name, _to_storage(rt, body),
-                                         dry_run=_dry(request)))
+                                         dry_run=_dry(request), owned=True), state=state)
     if request.method == "PATCH":
         return _out(rt, await _patch(request, state, rt, namespace, name, ""))
     if request.method == "DELETE":

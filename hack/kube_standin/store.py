@@ -104,6 +104,13 @@ class Store:
         entry = self.bucket(storage).objects.get(key)
         return entry.obj if entry else None
 
+    def encoded(self, storage: tuple[str, str], key: Key, obj: Obj) -> bytes:
+        """The cached JSON of `obj` if it is the stored version, else freshly encoded."""
+        entry = self.bucket(storage).objects.get(key)
+        if entry is not None and entry.obj is obj:
+            return entry.encoded
+        return encode(obj)
+
     def entries(self, storage: tuple[str, str], namespace: str | None = None) -> list[Entry]:
         """Entries in key order (namespace, then name), like etcd's key space."""
         b = self.bucket(storage)
