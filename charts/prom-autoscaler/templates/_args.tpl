@@ -57,11 +57,6 @@ The adapter's command line, one flag per line, built from values. Flag names are
 {{- if and $p.insecureSkipTLSVerify (or $p.ca.existingSecret $p.ca.existingConfigMap) -}}
 {{- fail "prometheus.insecureSkipTLSVerify=true disables the verification prometheus.ca configures: set one of them" -}}
 {{- end -}}
-{{- with .Values.podDisruptionBudget -}}
-{{- if and .enabled (not (kindIs "invalid" .minAvailable)) (not (kindIs "invalid" .maxUnavailable)) -}}
-{{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both (set the other to null)" -}}
-{{- end -}}
-{{- end -}}
 {{- range $name, $value := .Values.prometheus.headers -}}
 {{- if not (regexMatch "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" $name) -}}
 {{- fail (printf "prometheus.headers: %q is not a valid HTTP header name" $name) -}}
