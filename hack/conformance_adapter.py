@@ -26,9 +26,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hack import conformance_adapter_cases as cases  # noqa: E402
+from hack import conformance_adapter_flags as flags  # noqa: E402
 from hack import conformance_adapter_services as services  # noqa: E402
 
-CHECKERS = {**cases.CHECKERS, **services.CHECKERS}
+CHECKERS = {**cases.CHECKERS, **services.CHECKERS, **flags.CHECKERS}
 
 
 @dataclass(frozen=True, slots=True)

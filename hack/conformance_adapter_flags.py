@@ -1,0 +1,162 @@
+"""Conformance checkers for the Prometheus flags, TLS client material and series discovery
+(`adapter.prometheus.settings`, `kubecommon.tls`, `adapter.discovery.relist`), driven with the
+map-backed FakePrometheus. See conformance_adapter for the contract.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from adapter.prometheus.fake import FakePrometheus
+from hack.conformance_adapter_cases import Result, _compile, _result
+
+
+def _args(flags: Mapping[str, Any]) -> argparse.Namespace:
+    from adapter.prometheus.settings import add_flags
+
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_flags(parser)
+    argv: list[str] = []
+    for flag, value in flags.items():
+        if not flag.startswith("--"):
+            continue
+        if isinstance(value, bool):
+            argv += [flag] if value else []
+        elif isinstance(value, list):
+            for item in value:
+                argv += [flag, item]
+        elif value != "" and not str(value).startswith("("):
+            argv += [flag, str(value)]
+    return parser.parse_args(argv)
+
+
+def check_headers(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    from adapter.prometheus.settings import settings_from_args
+
+    settings = settings_from_args(_args(case["input"]))
+    got: dict[str, list[str]] = {}
+    for key, value in settings.headers:
+        got.setdefault(key, []).append(value)
+    return _result(case["expected"]["http_headers"], got)
+
+
+def check_auth(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    from adapter.prometheus.settings import SettingsError, settings_from_args
+
+    try:
+        settings_from_args(_args(case["input"]))
+    except SettingsError as err:
+        return _result(case["expected"], {"success": False, "error": str(err)})
+    return _result(case["expected"], {"success": True})
+
+
+def check_tls(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    """Upstream's testdata files are stand-ins: a valid CA/cert/key is generated here, and a
+    file named `*error*` holds no certificate, as upstream's does."""
+    import ssl
+
+    from kubecommon.tls import client_ssl_context
+
+    data = case["input"]
+    ca, client = _tls_material()
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for flag, content in (("--prometheus-ca-file", ca.cert_pem),
+                              ("--prometheus-client-tls-cert-file", client.cert_pem),
+                              ("--prometheus-client-tls-key-file", client.key_pem)):
+            name = data.get(flag, "")
+            if name:
+                path = Path(tmp) / name
+                path.write_bytes(b"not a certificate\n" if "error" in name else content)
+                paths[flag] = str(path)
+        try:
+            context = client_ssl_context(ca_file=paths.get("--prometheus-ca-file"),
+                                         cert_file=paths.get("--prometheus-client-tls-cert-file"),
+                                         key_file=paths.get("--prometheus-client-tls-key-file"))
+        except (ssl.SSLError, ValueError, OSError) as err:
+            got: dict[str, Any] = {"success": False, "client_certificates_present": None, "min_tls_version": None}
+            return Result(got == case["expected"], case["expected"], {**got, "error": str(err)})
+    got = {"success": True, "client_certificates_present": bool(paths.get("--prometheus-client-tls-cert-file")),
+           "min_tls_version": "1.2" if context.minimum_version >= ssl.TLSVersion.TLSv1_2 else str(context.minimum_version)}
+    return _result(case["expected"], got)
+
+
+@functools.cache
+def _tls_material() -> tuple[Any, Any]:
+    from kubecommon.tls import generate_ca, issue_certificate
+
+    ca = generate_ca("conformance-ca", key_algorithm="ecdsa")  # P-256: fast to generate
+    return ca, issue_certificate(ca, "adapter", server=False, client=True, key_algorithm="ecdsa")
+
+
+def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    from adapter.prometheus.settings import (
+        PrometheusSettings, SettingsError, discovery_settings_from_args, settings_from_args,
+    )  # fmt: skip
+
+    data = case["input"]
+    try:
+        if "--prometheus-verb" in data:
+            PrometheusSettings(verb=data["--prometheus-verb"])
+        args = _args(data)
+        settings_from_args(args)
+        discovery_settings_from_args(args)
+    except (SettingsError, argparse.ArgumentError) as err:
+        fatal = case["expected"].get("fatal_error", "")
+        value = re.findall(r'"([A-Z]+)"', fatal)[:1]
+        # Messages are ours; the contract is "refuses to start, naming the bad value or flag".
+        ok = bool(fatal) and (not value or value[0] in str(err))
+        return Result(ok, fatal, str(err))
+    return Result(not case["expected"].get("fatal_error"), case["expected"], "started")
+
+
+def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    from adapter.discovery.relist import Discovery
+    from adapter.prometheus.settings import discovery_settings_from_args
+
+    setup = case["setup"]
+    compiled = _compile(setup["config"])
+    settings = discovery_settings_from_args(_args(setup["flags"]))
+    now = case["input"]["now_unix_ms"] / 1000.0
+    prom = FakePrometheus()
+    discovery = Discovery(prom, compiled, interval=settings.relist_interval,
+                          max_age=settings.effective_max_age, clock=lambda: now)
+    asyncio.run(discovery.relist())
+    call = prom.series_calls[0]
+    from adapter.prometheus.client import _fmt_time
+
+    got = {"method": "POST", "path": "/api/v1/series",
+           "query_params": {"match[]": call.matchers[0], "start": _fmt_time(call.start).rstrip("0").rstrip(".")},
+           "no_end_param": False}
+    return _result(case["expected"]["http_request"], got)
+
+
+def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    """Upstream's lister calls back when new metrics are available; ours swaps an immutable
+    snapshot and flips `ready`, which is what consumers observe instead of a callback."""
+    from adapter.discovery.relist import Discovery
+
+    compiled = _compile({"externalRules": [{"seriesQuery": "queue_depth", "metricsQuery": "queue_depth"}]})
+    prom = FakePrometheus(series_by_matcher={"queue_depth": [{"__name__": "queue_depth"}]})
+    discovery = Discovery(prom, compiled, interval=60.0, clock=lambda: 1000.0)
+    before = discovery.snapshot
+    ok = asyncio.run(discovery.relist())
+    invoked = ok and discovery.ready and discovery.snapshot is not before and bool(discovery.snapshot.external_metrics())
+    return _result(case["expected"], {"callback_invoked": invoked, "error": None})
+
+
+CHECKERS = {
+    "cli.prometheus_header": check_headers,
+    "cli.prometheus_auth": check_auth,
+    "cli.prometheus_tls": check_tls,
+    "cli.flags": check_cli_flags,
+    "custom.discovery_http": check_series_request,
+    "external.discovery": check_periodic_lister,
+}
