@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 import pytest
+from cryptography.hazmat.primitives.serialization import Encoding
 
 from kubecommon import tls
 from kubecommon.tls import CertKeyPair
@@ -21,8 +22,7 @@ class PKI:
 
     @staticmethod
     def der(pair: CertKeyPair) -> bytes:
-        return pair.certificate.public_bytes(encoding=__import__(
-            "cryptography.hazmat.primitives.serialization", fromlist=["Encoding"]).Encoding.DER)
+        return pair.certificate.public_bytes(Encoding.DER)
 
 
 @pytest.fixture(scope="session")

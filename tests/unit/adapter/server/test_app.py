@@ -4,7 +4,6 @@ discovery, health and /metrics. TLS and real subprocesses are covered by integra
 import json
 
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapter.discovery.registry import CustomMetricInfo, ExternalMetricInfo
