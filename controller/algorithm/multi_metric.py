@@ -61,6 +61,7 @@ class MetricResult:
     reason: Reason | None = None  # the FailedGet*Metric / InvalidMetricSourceType reason
     event_message: str | None = None  # the unwrapped error, as upstream's Warning event says it
     condition_message: str | None = None
+    observed_at: float | None = None  # when the metrics API says the value was sampled
 
     @property
     def ok(self) -> bool:
@@ -243,7 +244,19 @@ def evaluate_metric(index: int, spec: MetricSpec, obs: Observation, ctx: MetricC
                             reason=_REASONS[SourceType(spec.type)], event_message=inner,
                             condition_message=c.msg_unable_to_compute(inner))  # fmt: skip
     return MetricResult(index=index, spec=spec, name=answer.name, proposal=answer.proposal,
-                        status=answer.status)  # fmt: skip
+                        status=answer.status, observed_at=_observed_at(obs))  # fmt: skip
+
+
+def _observed_at(obs: Observation) -> float | None:
+    """The sample time for the trace (upstream keeps it only in logs, and drops it for Value
+    targets; a person asking "why" still wants to know how old the number was)."""
+    if isinstance(obs, PodSamples):
+        for m in obs.values.values():
+            return m.timestamp
+        return None
+    if isinstance(obs, ObjectSample | ExternalSamples):
+        return obs.timestamp
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

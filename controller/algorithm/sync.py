@@ -82,7 +82,7 @@ def _metric_trace(r: MetricResult, now: float) -> MetricTrace:
     if p is None:
         return MetricTrace(index=r.index, type=r.spec.type, name=r.spec.name, proposal=None,
                            why=r.error or "")  # fmt: skip
-    age = None if p.timestamp is None else now - p.timestamp
+    age = None if r.observed_at is None else now - r.observed_at
     return MetricTrace(
         index=r.index, type=r.spec.type, name=r.name, proposal=p.replicas, why=str(p.why),
         value=p.usage, utilization=p.utilization, ratio=p.ratio, new_ratio=p.new_ratio,

@@ -266,3 +266,11 @@ def test_metric_age_is_reported_in_the_trace() -> None:
                                  for i in range(3)})  # fmt: skip
     d = decide(sync(observations=(samples,), history=ScaleHistory()), CONFIG)
     assert d.trace.metrics[0].age_seconds == 42
+
+
+def test_the_trace_shows_the_age_of_an_external_value_upstream_drops() -> None:
+    d = decide(sync(metrics=(QPS_EXTERNAL,), observations=(ExternalSamples(values=(9000,), timestamp=NOW - 7),),
+                    history=ScaleHistory()), CONFIG)  # fmt: skip
+    m = d.trace.metrics[0]
+    assert (m.age_seconds, m.value, m.proposal) == (7, 9000, 27)  # ratio 9 x 3 Running+Ready pods
+    assert d.desired_replicas == 6  # then clamped to maxReplicas
