@@ -2,7 +2,7 @@
 
 Exposed at `/metrics`:
 - `prom_autoscaler_adapter_requests_total{group,version,verb,code}` and
-  `prom_autoscaler_adapter_request_duration_seconds{group,verb}`: every API request;
+  `prom_autoscaler_adapter_request_duration_seconds{group,verb,code}`: every API request;
 - `prom_autoscaler_adapter_prometheus_request_duration_seconds{call}` and
   `prom_autoscaler_adapter_prometheus_request_errors_total{call,error}`: calls to Prometheus
   (through `InstrumentedPrometheus`, a wrapper that satisfies the `PrometheusAPI` port);
@@ -78,8 +78,9 @@ class Telemetry:
         self._clock = clock
         self.requests = Counter(f"{_NS}_requests", "API requests served, by API group, version, verb "
                                 "and HTTP code.", ["group", "version", "verb", "code"], registry=self.registry)
-        self.request_duration = Histogram(f"{_NS}_request_duration_seconds", "API request latency.",
-                                          ["group", "verb"], buckets=_LATENCY_BUCKETS, registry=self.registry)
+        self.request_duration = Histogram(f"{_NS}_request_duration_seconds", "API request latency by API "
+                                          "group, verb and HTTP code.", ["group", "verb", "code"],
+                                          buckets=_LATENCY_BUCKETS, registry=self.registry)
         self.prometheus_duration = Histogram(f"{_NS}_prometheus_request_duration_seconds",
                                              "Latency of calls to Prometheus.", ["call"],
                                              buckets=_LATENCY_BUCKETS, registry=self.registry)
@@ -95,7 +96,7 @@ class Telemetry:
 
     def observe_request(self, *, group: str, version: str, verb: str, code: int, seconds: float) -> None:
         self.requests.labels(group, version, verb, str(code)).inc()
-        self.request_duration.labels(group, verb).observe(seconds)
+        self.request_duration.labels(group, verb, str(code)).observe(seconds)
 
     def observe_samples(self, samples: Sequence[Sample]) -> None:
         if samples:

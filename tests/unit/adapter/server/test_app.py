@@ -265,6 +265,8 @@ async def test_metrics_endpoint_counts_requests(client):
     assert 'prom_autoscaler_adapter_requests_total{code="200",group="",verb="get",version=""}' in text
     assert ('prom_autoscaler_adapter_requests_total{code="500",group="custom.metrics.k8s.io",verb="get",'
             'version="v1beta1"} 1.0') in text
+    assert ('prom_autoscaler_adapter_request_duration_seconds_count{code="500",group="custom.metrics.k8s.io",'
+            'verb="get"} 1.0') in text
 
 
 async def test_very_long_url_is_a_status_not_a_hang(client):
