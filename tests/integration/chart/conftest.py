@@ -93,7 +93,7 @@ class Helm:
         return path
 
     def value_args(self, values: Mapping[str, Any] | None, files: Sequence[Path] = (),
-                   sets: Sequence[str] = ()) -> list[str]:
+                   sets: Sequence[str] = (), set_strings: Sequence[str] = ()) -> list[str]:
         args: list[str] = []
         for path in files:
             args += ["-f", str(path)]
@@ -101,12 +101,14 @@ class Helm:
             args += ["-f", str(self.values_file(values))]
         for item in sets:
             args += ["--set", item]
+        for item in set_strings:
+            args += ["--set-string", item]
         return args
 
     def template(self, values: Mapping[str, Any] | None = None, *, files: Sequence[Path] = (),
-                 sets: Sequence[str] = ()) -> HelmResult:
+                 sets: Sequence[str] = (), set_strings: Sequence[str] = ()) -> HelmResult:
         return self.run("template", RELEASE, str(CHART), "--namespace", NAMESPACE,
-                        *self.value_args(values, files, sets))
+                        *self.value_args(values, files, sets, set_strings))
 
     def render(self, values: Mapping[str, Any] | None = None, *, files: Sequence[Path] = (),
                sets: Sequence[str] = ()) -> Rendered:
@@ -116,9 +118,9 @@ class Helm:
         return Rendered(objects=objects)
 
     def lint(self, values: Mapping[str, Any] | None = None, *, files: Sequence[Path] = (),
-             sets: Sequence[str] = ()) -> HelmResult:
+             sets: Sequence[str] = (), set_strings: Sequence[str] = ()) -> HelmResult:
         return self.run("lint", "--strict", str(CHART), "--namespace", NAMESPACE,
-                        *self.value_args(values, files, sets))
+                        *self.value_args(values, files, sets, set_strings))
 
 
 @pytest.fixture(scope="session")
