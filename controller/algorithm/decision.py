@@ -73,7 +73,8 @@ class MetricTrace:
                          f"/ignored {self.ignored}")  # fmt: skip
         if self.age_seconds is not None:
             parts.append(f"age {self.age_seconds:g}s")
-        return f"{head}: {', '.join(parts)} -> {self.proposal} ({self.why})"
+        counted = f", {self.counted} pods counted" if self.counted is not None else ""
+        return f"{head}: {', '.join(parts)} -> {self.proposal} ({self.why}{counted})"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

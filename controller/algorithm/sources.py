@@ -161,7 +161,7 @@ def _first_timestamp(metrics: Mapping[str, PodMetric]) -> float | None:
     return None
 
 
-def _decide(
+def _propose(
     *, current: int, ratio: float, usage: int, utilization: int | None, groups: PodGroups,
     metrics: Mapping[str, PodMetric], sums: _Sums, fill_down: Callable[[str], int],
     weight: Callable[[str], int], ratio_of: Callable[[int, int], float], tolerances: Tolerances,
@@ -223,7 +223,7 @@ def resource_utilization(
         raise MetricError("no metrics returned matched known pods")
     utilization = div_trunc(usage * 100, request)
     fallback = max(100, target_utilization)
-    return _decide(
+    return _propose(
         current=current, ratio=utilization / target_utilization, usage=div_trunc(usage, n),
         utilization=utilization, groups=groups, metrics=metrics,
         sums=_Sums(total=usage, weight=request, entries=entries),
@@ -262,7 +262,7 @@ def plain_average(
     if entries == 0:
         raise MetricError(NO_READY_METRICS)
     usage = div_trunc(total, entries)
-    return _decide(
+    return _propose(
         current=current, ratio=usage / target, usage=usage, utilization=None, groups=groups,
         metrics=metrics, sums=_Sums(total=total, weight=entries, entries=entries),
         fill_down=lambda _name: target,  # a missing pod counts as exactly the target

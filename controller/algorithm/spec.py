@@ -162,7 +162,14 @@ class MetricStatus:
     average_utilization: int | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) not in (None, "")}
+        """JSON-ready, with the API's field names (values stay milli-units)."""
+        out: dict[str, object] = {"type": str(self.type), "name": self.name}
+        for key, value in (("container", self.container or None), ("value", self.value),
+                           ("averageValue", self.average_value),
+                           ("averageUtilization", self.average_utilization)):  # fmt: skip
+            if value is not None:
+                out[key] = value
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -258,7 +258,7 @@ def test_the_trace_explains_the_decision_and_serialises() -> None:
     assert data["trace"]["metrics"][0]["proposal"] == 5
     assert [s["stage"] for s in data["trace"]["steps"]] == [
         "maximum of the metric proposals", "stabilization window", "rate limits and [min, max]"]
-    assert data["currentMetrics"][0]["average_utilization"] == 50
+    assert data["currentMetrics"][0] == {"type": "Resource", "name": "cpu", "averageValue": 500, "averageUtilization": 50}
 
 
 def test_metric_age_is_reported_in_the_trace() -> None:
