@@ -97,13 +97,29 @@ def _described(value: MetricValue) -> JSON:
     return ref
 
 
-def _custom_item(value: MetricValue, version: str) -> JSON:
+class _Times:
+    """`format_time` memoised for one document: its items mostly share one timestamp."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[int, str] = {}
+
+    def __call__(self, timestamp: float) -> str:
+        second = int(timestamp // 1)
+        text = self._seen.get(second)
+        if text is None:
+            text = self._seen[second] = format_time(second)
+        return text
+
+
+def _custom_item(value: MetricValue, version: str, times: _Times) -> JSON:
     item: JSON = {"describedObject": _described(value)}
     if version == "v1beta1":
         item["metricName"] = value.metric
     else:
         item["metric"] = {"name": value.metric, "selector": _selector(value.selector)}
-    item["timestamp"] = format_time(value.timestamp)
+    item["timestamp"] = times(value.timestamp)
     if value.window_seconds:
         item["window" if version == "v1beta1" else "windowSeconds"] = value.window_seconds
     item["value"] = str(value.value)
@@ -114,15 +130,16 @@ def _custom_item(value: MetricValue, version: str) -> JSON:
 
 def render_custom(result: MetricValueList, version: str) -> JSON:
     """A `MetricValueList` of custom.metrics.k8s.io `version` (`v1beta1` or `v1beta2`)."""
+    times = _Times()
     return {"kind": "MetricValueList", "apiVersion": f"{CUSTOM_GROUP}/{version}", "metadata": {},
-            "items": [_custom_item(value, version) for value in result.items]}
+            "items": [_custom_item(value, version, times) for value in result.items]}
 
 
 def render_external(result: ExternalMetricValueList) -> JSON:
-    items = []
+    items, times = [], _Times()
     for value in result.items:
         item: JSON = {"metricName": value.metric, "metricLabels": dict(value.labels),
-                      "timestamp": format_time(value.timestamp)}
+                      "timestamp": times(value.timestamp)}
         if value.window_seconds:
             item["window"] = value.window_seconds
         item["value"] = str(value.value)

@@ -24,9 +24,11 @@ from adapter.kube import errors as kube_errors
 from adapter.kube.objects import ObjectCaches
 from adapter.prometheus.api import PrometheusAPI, Sample
 from adapter.rules import query
+from adapter.rules.query import PromQL
 from adapter.rules.resources import GroupResource
 from adapter.services import errors
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
+from adapter.services.query_cache import QueryCache
 from adapter.services.results import DescribedObject, MetricValue, MetricValueList
 from kubecommon.quantity import Quantity
 from kubecommon.selectors import Selector
@@ -67,6 +69,7 @@ class CustomMetricsService:
         self._prometheus = prometheus
         self._objects = objects
         self._large_selection = large_selection
+        self._queries = QueryCache()
 
     async def get(self, request: CustomMetricRequest) -> MetricValueList:
         entry = self._registry().lookup_custom(request.resource, request.metric,
@@ -109,10 +112,16 @@ class CustomMetricsService:
 
     async def _query(self, request: CustomMetricRequest, entry: CustomMetricEntry,
                      names: Sequence[str] | None) -> list[Sample]:
-        with errors.query_errors(str(request.resource), request.metric):
-            promql = query.render_custom(
-                entry.rule, series_name=entry.series_name, resource=request.resource,
-                namespace=request.namespace, names=names, metric_selector=request.metric_selector)
+        key = (entry.rule.ref, entry.series_name, request.resource, request.namespace,
+               None if names is None else tuple(names), request.metric_selector)
+
+        def render() -> PromQL:
+            with errors.query_errors(str(request.resource), request.metric):
+                return query.render_custom(
+                    entry.rule, series_name=entry.series_name, resource=request.resource,
+                    namespace=request.namespace, names=names, metric_selector=request.metric_selector)
+
+        promql = self._queries.get(key, render)
         return await errors.guarded(self._prometheus.query(promql),
                                     what=f"custom metric {request.metric} for {request.resource}")
 

@@ -27,9 +27,11 @@ from adapter.kube.objects import KubeObject, ObjectCaches, ObjectReader
 from adapter.prometheus.api import PrometheusAPI, Sample
 from adapter.rules import query
 from adapter.rules.compile import CompiledResourceRules
+from adapter.rules.query import PromQL
 from adapter.rules.resources import NODES, PODS, GroupResource
 from adapter.services import errors
 from adapter.services.custom_metrics import DEFAULT_LARGE_SELECTION
+from adapter.services.query_cache import QueryCache
 from adapter.services.results import (
     ContainerMetrics,
     NodeMetrics,
@@ -88,6 +90,7 @@ class ResourceMetricsService:
         self._objects = objects
         self._clock = clock
         self._large_selection = large_selection
+        self._queries = QueryCache()
 
     # --- pods -----------------------------------------------------------------------------
 
@@ -197,9 +200,13 @@ class ResourceMetricsService:
 
     async def _query(self, resource: query.ResourceName, level: query.Level, namespace: str | None,
                      names: Sequence[str] | None) -> list[Sample]:
-        with errors.query_errors(f"{level} {resource}", "usage", unmapped_is_not_found=False):
-            promql = query.render_resource(self._rules, resource=resource, level=level,
-                                           namespace=namespace, names=names)
+        def render() -> PromQL:
+            with errors.query_errors(f"{level} {resource}", "usage", unmapped_is_not_found=False):
+                return query.render_resource(self._rules, resource=resource, level=level,
+                                             namespace=namespace, names=names)
+
+        key = (resource, level, namespace, None if names is None else tuple(names))
+        promql = self._queries.get(key, render)
         return await errors.guarded(self._prometheus.query(promql), what=f"{level} {resource} usage")
 
 

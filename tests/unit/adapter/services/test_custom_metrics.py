@@ -165,3 +165,14 @@ async def test_backend_failures_become_status_errors_without_details(
 async def test_metric_selector_operator_prometheus_cannot_express_is_400() -> None:
     with pytest.raises(status.BadRequest):
         await _service(FakePrometheus()).get(_request("web-0", metric_labels="code>200"))
+
+
+async def test_repeated_request_reuses_the_rendered_query_but_asks_prometheus_again() -> None:
+    prom = FakePrometheus()
+    prom.set_query(Q_ONE, [sample(1, pod="web-0")])
+    service = _service(prom)
+    first = await service.get(_request("web-0"))
+    prom.set_query(Q_ONE, [sample(2, pod="web-0")])
+    second = await service.get(_request("web-0"))
+    assert [str(r.items[0].value) for r in (first, second)] == ["1", "2"], "values are never cached"
+    assert [q for q, _ in prom.query_calls] == [Q_ONE, Q_ONE]
