@@ -1,0 +1,122 @@
+"""The chart's objects applied to the API-server stand-in, with the adapter run from them.
+
+What `helm install` would give a cluster: the rendered manifests are applied with kubectl; the
+adapter is started with the Deployment's own args (paths mapped to local copies of the chart's
+ConfigMap and TLS Secret), as the chart's ServiceAccount, so it works only if the chart's RBAC
+(auth-delegator, the kube-system auth reader, the resource reader) is enough; the stand-in's
+aggregator reaches it through the chart's APIServices, verifying the serving certificate against
+their caBundle for `<svc>.<ns>.svc`. Then the NOTES' check, `kubectl get --raw
+/apis/custom.metrics.k8s.io/v1beta1`, must list the metrics.
+
+The stand-in has no policy/v1, so the PodDisruptionBudget is left out (checked in test_chart_deployment).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hack.local_prometheus import free_port
+from tests.fixtures.adapter import RunningAdapter
+from tests.fixtures.prometheus import LocalPrometheus
+from tests.fixtures.standin import StandIn, start_standin
+from tests.integration.chart.conftest import FULLNAME, NAMESPACE, REPO, Rendered
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+DEMO = yaml.safe_load((REPO / "hack" / "demo" / "config.yaml").read_text())
+APISERVICES = ("v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io",
+               "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io")
+# Chart paths in the pod -> directories of the local run.
+POD_PATHS = {"/etc/adapter": "config", "/var/run/tls": "tls", "/var/run/serving-cert": "serving-cert"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Installed:
+    cluster: StandIn
+    adapter: RunningAdapter
+    rendered: Rendered
+
+
+def _local_args(rendered: Rendered, workdir: Path, port: int, kubeconfig: Path) -> list[str]:
+    args = []
+    for arg in rendered.container["args"]:
+        name, sep, value = arg.partition("=")
+        for pod_dir, local in POD_PATHS.items():
+            if value.startswith(pod_dir + "/") or value == pod_dir:
+                value = str(workdir / local) + value[len(pod_dir):]
+        if name == "--secure-port":
+            value = str(port)
+        args.append(f"{name}={value}" if sep else name)
+    return [*args, "--bind-address=127.0.0.1", f"--kubeconfig={kubeconfig}"]
+
+
+def _write_pod_files(rendered: Rendered, workdir: Path) -> None:
+    (workdir / "config").mkdir(parents=True)
+    (workdir / "config" / "config.yaml").write_text(rendered.one("ConfigMap", FULLNAME)["data"]["config.yaml"])
+    (workdir / "tls").mkdir()
+    for key, value in rendered.one("Secret", f"{FULLNAME}-tls")["data"].items():
+        (workdir / "tls" / key).write_bytes(base64.b64decode(value))
+
+
+@pytest.fixture(scope="module")
+def installed(render: Callable[..., Rendered], prometheus: LocalPrometheus,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    rendered = render({
+        "prometheus": {"url": prometheus.url, "port": None},
+        "metricsRelistInterval": "2s",
+        "rules": {"default": False, "custom": DEMO["rules"], "external": DEMO["externalRules"],
+                  "resource": DEMO["resourceRules"]},
+        "apiService": {"resourceMetrics": {"enabled": True}},
+        "podDisruptionBudget": {"enabled": False},
+    })
+    workdir = tmp_path_factory.mktemp("chart-install")
+    with start_standin(workdir / "standin", "--availability-interval", "0.5") as cluster:
+        cluster.ensure_namespace(NAMESPACE)
+        cluster.apply(*rendered.objects)
+        kubeconfig = cluster.service_account_kubeconfig(workdir / "adapter.kubeconfig", NAMESPACE, FULLNAME)
+        _write_pod_files(rendered, workdir)
+        port = free_port()
+        adapter = RunningAdapter(workdir=workdir, port=port, args=_local_args(rendered, workdir, port, kubeconfig))
+        try:
+            adapter.start(timeout=60)
+            # The chart's Service selects pods; here the "pod" is the local process.
+            cluster.register_service(NAMESPACE, FULLNAME, "127.0.0.1", port, service_port=443, port_name="https")
+            yield Installed(cluster=cluster, adapter=adapter, rendered=rendered)
+        finally:
+            adapter.stop()
+
+
+def _raw(installed: Installed, path: str, *, kubeconfig: Path | None = None) -> Any:
+    return json.loads(installed.cluster.kubectl("get", "--raw", path, kubeconfig=kubeconfig).stdout)
+
+
+@pytest.mark.parametrize("name", APISERVICES)
+def test_apiservices_become_available_with_the_chart_ca(installed: Installed, name: str) -> None:
+    api = installed.cluster.wait_apiservice_available(name, timeout=30)
+    assert api["spec"]["caBundle"] and not api["spec"].get("insecureSkipTLSVerify")
+
+
+def test_notes_check_lists_custom_metrics(installed: Installed) -> None:
+    for version in ("v1beta1", "v1beta2"):
+        installed.cluster.wait_apiservice_available(f"{version}.custom.metrics.k8s.io", timeout=30)
+        body = _raw(installed, f"/apis/custom.metrics.k8s.io/{version}")
+        names = {r["name"] for r in body["resources"]}
+        assert "pods/http_requests_per_second" in names, (version, sorted(names), installed.adapter.log_tail())
+
+
+def test_external_metric_reaches_the_hpa_controller(installed: Installed, tmp_path: Path) -> None:
+    installed.cluster.wait_apiservice_available("v1beta1.external.metrics.k8s.io", timeout=30)
+    hpa = installed.cluster.service_account_kubeconfig(tmp_path / "hpa.kubeconfig", "kube-system",
+                                                        "horizontal-pod-autoscaler")
+    body = _raw(installed, "/apis/external.metrics.k8s.io/v1beta1/namespaces/shop/queue_messages_ready",
+                kubeconfig=hpa)
+    values = {item["metricLabels"].get("queue"): item["value"] for item in body["items"]}
+    assert values == {"orders": "42", "emails": "7"}
