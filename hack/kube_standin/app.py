@@ -82,7 +82,7 @@ def load_bootstrap(state: State, port: int) -> None:
 
 async def serve(options: Options, *, stop: asyncio.Event | None = None) -> None:
     kubeconfig = Path(options.kubeconfig)
-    pki = pki_mod.create(Path(options.data_dir))
+    pki = pki_mod.load_or_create(Path(options.data_dir))
     state = build_state(options, pki)
     controllers = Controllers(state)
     state.aggregator = Aggregator(state)

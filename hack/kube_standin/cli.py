@@ -30,7 +30,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--port", type=int, required=True, help="HTTPS port on 127.0.0.1 (0: any free)")
     p.add_argument("--kubeconfig", required=True, help="where to write the kubeconfig")
-    p.add_argument("--data-dir", help="certificates directory (default: <kubeconfig>.d)")
+    p.add_argument("--data-dir", help="certificates directory (default: <kubeconfig>.d); "
+                   "certificates found there are reused")
     p.add_argument("--simulate-workloads", action="store_true",
                    help="keep pods in step with Deployments/StatefulSets/ReplicaSets")
     p.add_argument("--ready-delay", type=float, default=2.0,

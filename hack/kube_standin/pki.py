@@ -40,6 +40,25 @@ class Pki:
         return self.directory / name
 
 
+_FILES = ("ca.crt", "ca.key", "front-proxy-ca.crt", "front-proxy-ca.key", "apiserver.crt",
+          "apiserver.key", "front-proxy-client.crt", "front-proxy-client.key", "user.crt",
+          "user.key", "admin.token")
+
+
+def load_or_create(directory: Path) -> Pki:
+    """Reuse the certificates of a previous run in `directory` (like kube-apiserver's
+    --cert-dir), so restarts keep kubeconfigs, caBundles and front-proxy trust valid."""
+    if all((directory / name).exists() for name in _FILES):
+        def pair(stem: str) -> tls.CertKeyPair:
+            return tls.CertKeyPair((directory / f"{stem}.crt").read_bytes(),
+                                   (directory / f"{stem}.key").read_bytes())
+        return Pki(directory=directory, ca=pair("ca"), front_proxy_ca=pair("front-proxy-ca"),
+                   serving=pair("apiserver"), front_proxy_client=pair("front-proxy-client"),
+                   cert_user=pair("user"),
+                   admin_token=(directory / "admin.token").read_text().strip())
+    return create(directory)
+
+
 def create(directory: Path, *, admin_token: str | None = None) -> Pki:
     directory.mkdir(parents=True, exist_ok=True)
     ca = tls.generate_ca("standin-ca", key_algorithm="ecdsa")
@@ -56,13 +75,15 @@ def create(directory: Path, *, admin_token: str | None = None) -> Pki:
                                         server=False, client=True, key_algorithm="ecdsa"),
         admin_token=admin_token or secrets.token_hex(24),
     )
-    pki.path("ca.crt").write_bytes(ca.cert_pem)
-    pki.path("front-proxy-ca.crt").write_bytes(fp_ca.cert_pem)
+    ca.write(pki.path("ca.crt"), pki.path("ca.key"))
+    fp_ca.write(pki.path("front-proxy-ca.crt"), pki.path("front-proxy-ca.key"))
     pki.serving.write(pki.path("apiserver.crt"), pki.path("apiserver.key"))
     pki.front_proxy_client.write(pki.path("front-proxy-client.crt"),
                                  pki.path("front-proxy-client.key"))
     pki.cert_user.write(pki.path("user.crt"), pki.path("user.key"))
-    pki.path("admin.token").write_text(pki.admin_token)
+    token_file = pki.path("admin.token")
+    token_file.write_text(pki.admin_token)
+    token_file.chmod(0o600)
     return pki
 
 

@@ -18,6 +18,7 @@ import pytest
 from aiohttp import web
 
 from kubecommon import tls
+from tests.fixtures.standin import start_standin
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 GROUP, VERSION = "custom.metrics.k8s.io", "v1beta1"
@@ -149,3 +150,19 @@ def test_wrong_ca_bundle_makes_the_apiservice_unavailable(kube_standin, backend)
     insecure = _apiservice(None)
     kube_standin.kubectl("replace", "-f", "-", input=json.dumps(insecure))
     kube_standin.wait_apiservice_available(APISERVICE)
+
+
+def test_service_flag_routes_without_service_objects(kube_standin, backend, tmp_path):
+    # Same certificate directory: the private instance presents the front-proxy certificate
+    # the backend already trusts. The backend's certificate names metrics.custom-metrics.svc,
+    # not flagged.custom-metrics.svc, hence insecureSkipTLSVerify.
+    flag = f"custom-metrics/flagged=127.0.0.1:{backend.port}"
+    with start_standin(tmp_path, "--service", flag, "--availability-interval", "0.2",
+                       data_dir=kube_standin.data_dir) as private:
+        apiservice = _apiservice(None)
+        apiservice["spec"]["service"]["name"] = "flagged"
+        private.apply(apiservice)
+        private.wait_apiservice_available(APISERVICE)
+        out = private.kubectl("get", "--raw", f"/apis/{GROUP}/{VERSION}")
+        assert json.loads(out.stdout)["groupVersion"] == f"{GROUP}/{VERSION}"
+        assert backend.seen[-1]["user"] == ["kubernetes-admin"]
