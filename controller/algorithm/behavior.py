@@ -20,6 +20,7 @@ Non-goals: where history is stored (the reconcile layer owns that). Pure: no I/O
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -121,7 +122,8 @@ class ScaleHistory:
         return ScaleHistory(recommendations=recs, scale_up_events=self.scale_up_events,
                             scale_down_events=self.scale_down_events)  # fmt: skip
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, list[list[float | bool]]]:
+        """Compact JSON form, e.g. to persist history across controller restarts."""
         return {
             "recommendations": [[r.replicas, r.timestamp] for r in self.recommendations],
             "scaleUpEvents": [[e.replica_change, e.timestamp, e.outdated] for e in self.scale_up_events],
@@ -129,6 +131,23 @@ class ScaleHistory:
                 [e.replica_change, e.timestamp, e.outdated] for e in self.scale_down_events
             ],
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Sequence[Sequence[float | bool]]]) -> ScaleHistory:
+        """Inverse of `to_dict`; raises ValueError naming the field on malformed data."""
+        try:
+            return cls(
+                recommendations=tuple(Recommendation(replicas=int(r), timestamp=float(t))
+                                      for r, t in data.get("recommendations", ())),
+                scale_up_events=_events_from(data.get("scaleUpEvents", ())),
+                scale_down_events=_events_from(data.get("scaleDownEvents", ())),
+            )  # fmt: skip
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"malformed scale history: {e}") from None
+
+
+def _events_from(rows: Sequence[Sequence[float | bool]]) -> tuple[ScaleEvent, ...]:
+    return tuple(ScaleEvent(replica_change=int(c), timestamp=float(t), outdated=bool(o)) for c, t, o in rows)
 
 
 def _inside(timestamp: float, now: float, window: float) -> bool:

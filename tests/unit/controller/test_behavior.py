@@ -4,6 +4,8 @@ TestStoreScaleEvents, TestConvertDesiredReplicasWithRules) and from the spec's r
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from controller.algorithm import behavior as bh
@@ -226,3 +228,14 @@ def test_default_behavior_matches_the_api_defaults() -> None:
     assert [(p.type, p.value, p.period_seconds) for p in DEFAULT.scale_down.policies or ()] == [
         (PolicyType.PERCENT, 100, 15)]  # fmt: skip
     assert (DEFAULT.scale_up.stabilization_window_seconds, DEFAULT.scale_down.stabilization_window_seconds) == (0, 300)
+
+
+def test_scale_history_round_trips_through_json() -> None:
+    history = ScaleHistory(recommendations=recs((3, 10), (5, 0)), scale_up_events=events((2, 30)),
+                           scale_down_events=(ScaleEvent(replica_change=1, timestamp=NOW - 90, outdated=True),))  # fmt: skip
+    assert ScaleHistory.from_dict(json.loads(json.dumps(history.to_dict()))) == history
+
+
+def test_scale_history_from_malformed_data_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="malformed scale history"):
+        ScaleHistory.from_dict({"recommendations": [["x", 1]]})
