@@ -253,7 +253,7 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
             anonymous=options.anonymous_auth, groups=Groups(resource=compiled.resource is not None),
             registry=lambda: discovery.snapshot,
             readiness={"metric-discovery": lambda: (discovery.ready, "no successful relist yet")},
-            version=_version_info())
+            version=_version_info(), max_inflight=options.max_inflight)
         app = build_app(ctx, _services(compiled, lambda: discovery.snapshot, prometheus, caches))
         await _listen(app, options, serving, stack)
         await stop.wait()

@@ -20,7 +20,7 @@ from adapter.server.authz import Authorizer
 from adapter.server.requestinfo import RequestInfo
 from adapter.server.telemetry import Telemetry
 
-__all__ = ["CONTEXT", "REQUEST_INFO", "USER", "Groups", "ServerContext"]
+__all__ = ["CONTEXT", "INFLIGHT", "REQUEST_INFO", "USER", "Groups", "Inflight", "ServerContext"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,9 +48,17 @@ class ServerContext:
     readiness: Mapping[str, Callable[[], tuple[bool, str]]] = field(default_factory=dict)
     version: Mapping[str, str] = field(default_factory=dict)
     max_url_length: int = 16 * 1024
+    # Like kube-apiserver's --max-requests-inflight: beyond this many concurrent requests, 429.
+    max_inflight: int = 400
+
+
+@dataclass(frozen=False, slots=True)  # frozen=False: the one counter the middleware updates
+class Inflight:
+    current: int = 0
 
 
 CONTEXT = web.AppKey("server_context", ServerContext)
+INFLIGHT = web.AppKey("inflight", Inflight)
 # Per-request values set by the middleware.
 REQUEST_INFO = web.RequestKey("request_info", RequestInfo)
 USER = web.RequestKey("user", UserInfo)

@@ -5,8 +5,8 @@ typed errors of lower layers are mapped by `status_for` (table below); anything 
 logged with its traceback and answered 500 InternalError without details. Backend details
 (Prometheus URLs, PromQL, Kubernetes messages) go to the log only.
 
-Order (outermost first), like k8s.io/apiserver's filter chain: metrics+errors, authentication,
-authorization, content negotiation, then the route's handler. Unrouted paths therefore still need
+Order (outermost first), like k8s.io/apiserver's filter chain: metrics+errors, max-in-flight,
+authentication, authorization, content negotiation, then the route's handler. Unrouted paths therefore still need
 credentials before they get their 404.
 
 Non-goals: rendering successful bodies (handlers and render modules do).
@@ -27,7 +27,7 @@ from adapter.kube.identity import ANONYMOUS
 from adapter.prometheus import errors as prom_errors
 from adapter.rules.query import QueryError
 from adapter.server import negotiation
-from adapter.server.context import CONTEXT, REQUEST_INFO, USER
+from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, USER
 from adapter.server.requestinfo import RequestInfo, derive_request_info
 from kubecommon.selectors import SelectorError
 from kubecommon.status import (
@@ -38,6 +38,7 @@ from kubecommon.status import (
     NotFound,
     ServiceUnavailable,
     StatusError,
+    TooManyRequests,
     Unauthorized,
 )
 
@@ -148,4 +149,23 @@ async def negotiate(request: web.Request, handler: Handler) -> web.StreamRespons
     return await handler(request)
 
 
-MIDDLEWARES = (errors_and_metrics, authenticate_and_authorize, negotiate)
+_UNLIMITED_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
+
+
+@web.middleware
+async def limit_inflight(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """429 with Retry-After beyond --max-requests-inflight (health probes are never refused)."""
+    if request.path in _UNLIMITED_PATHS:
+        return await handler(request)
+    inflight = request.app[INFLIGHT]
+    if inflight.current >= request.app[CONTEXT].max_inflight:
+        raise TooManyRequests("Too many requests, please try again later.", headers={"Retry-After": "1"},
+                              details={"retryAfterSeconds": 1})
+    inflight.current += 1
+    try:
+        return await handler(request)
+    finally:
+        inflight.current -= 1
+
+
+MIDDLEWARES = (errors_and_metrics, limit_inflight, authenticate_and_authorize, negotiate)

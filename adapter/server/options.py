@@ -31,6 +31,7 @@ class ServeOptions:
     config: Path
     bind_address: str
     secure_port: int
+    max_inflight: int
     tls_cert_file: Path | None
     tls_key_file: Path | None
     cert_dir: Path
@@ -72,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument("--tls-private-key-file", default="")
     serving.add_argument("--cert-dir", default="apiserver.local.config/certificates",
                          help="where a self-signed certificate is kept when --tls-cert-file is not given")
+    serving.add_argument("--max-requests-inflight", type=int, default=400,
+                         help="concurrent requests served before answering 429 (health probes excepted)")
     serving.add_argument("--tls-min-version", default="VersionTLS12", choices=("VersionTLS12", "VersionTLS13"))
     serving.add_argument("--tls-reload-interval", default="10s",
                          help="how often certificate files are checked for changes (extension)")
@@ -146,6 +149,8 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
         raise OptionsError("--tls-cert-file and --tls-private-key-file must be given together")
     if not 0 <= args.secure_port <= 65535:
         raise OptionsError(f"--secure-port: {args.secure_port} is not a port number")
+    if args.max_requests_inflight < 1:
+        raise OptionsError("--max-requests-inflight: must be at least 1")
     if args.auth_cache_size < 1:
         raise OptionsError("--auth-cache-size: must be at least 1")
     try:
@@ -165,6 +170,7 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
     kubeconfig = args.kubeconfig or None
     return ServeOptions(
         config=Path(args.config), bind_address=args.bind_address, secure_port=args.secure_port,
+        max_inflight=args.max_requests_inflight,
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
         tls_key_file=Path(args.tls_private_key_file) if args.tls_private_key_file else None,
         cert_dir=Path(args.cert_dir), tls_min_version=args.tls_min_version,

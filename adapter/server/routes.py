@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from adapter.server.context import CONTEXT, ServerContext
+from adapter.server.context import CONTEXT, INFLIGHT, Inflight, ServerContext
 from adapter.server.handlers import discovery, health, metrics, openapi
 from adapter.server.middleware import MIDDLEWARES
 
@@ -41,6 +41,7 @@ def build_app(ctx: ServerContext, services: Services) -> web.Application:
                           handler_args={"max_line_size": 1024 * 1024,
                                         "max_field_size": 64 * 1024})
     app[CONTEXT] = ctx
+    app[INFLIGHT] = Inflight()
     health.register(app)
     metrics.register(app)
     discovery.register(app)

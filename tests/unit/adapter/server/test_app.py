@@ -278,3 +278,31 @@ async def test_very_long_url_is_a_status_not_a_hang(client):
 async def test_version(client):
     body = await (await client.get("/version", headers=auth("admin"))).json()
     assert body["gitVersion"] == "v0.1.0"
+
+
+async def test_requests_beyond_max_inflight_get_429_but_probes_pass(state):
+    import asyncio
+    release = asyncio.Event()
+    entered = asyncio.Event()
+
+    async def slow(_):
+        entered.set()
+        await release.wait()
+        from aiohttp import web
+        return web.Response(text="done")
+
+    ctx = ServerContext(telemetry=Telemetry(), authenticator=None, authorizer=None, groups=Groups(),
+                        registry=lambda: state.snapshot, max_inflight=1,
+                        readiness={"metric-discovery": lambda: (True, "")})
+    app = build_app(ctx, Services())
+    app.router.add_get("/slow", slow)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as limited:
+        first = asyncio.create_task(limited.get("/slow"))
+        await entered.wait()
+        response = await limited.get(GV)
+        body = await status_of(response)
+        assert (response.status, body["reason"], response.headers["Retry-After"]) == (429, "TooManyRequests", "1")
+        assert (await limited.get("/readyz")).status == 200
+        release.set()
+        assert (await first).status == 200
+        assert (await limited.get(GV)).status == 200
