@@ -1,21 +1,22 @@
 """The chart's objects applied to the API-server stand-in, with the adapter run from them.
 
-What `helm install` would give a cluster: the rendered manifests are applied with kubectl; the
-adapter is started with the Deployment's own args (paths mapped to local copies of the chart's
-ConfigMap and TLS Secret), as the chart's ServiceAccount, so it works only if the chart's RBAC
+`helm install` into the stand-in; the adapter is then started with the installed Deployment's args
+(paths mapped to local copies of the installed ConfigMap and TLS Secret), as the chart's ServiceAccount, so it works only if the chart's RBAC
 (auth-delegator, the kube-system auth reader, the resource reader) is enough; the stand-in's
 aggregator reaches it through the chart's APIServices, verifying the serving certificate against
 their caBundle for `<svc>.<ns>.svc`. Then the NOTES' check, `kubectl get --raw
 /apis/custom.metrics.k8s.io/v1beta1`, must list the metrics.
 
-The stand-in has no policy/v1, so the PodDisruptionBudget is left out (checked in test_chart_deployment).
+`helm install`/`upgrade` run for real against the stand-in (with --disable-openapi-validation: it
+serves no OpenAPI document). It has no policy/v1, so the PodDisruptionBudget is left out (checked in
+test_chart_deployment).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from hack.local_prometheus import free_port
 from tests.fixtures.adapter import RunningAdapter
 from tests.fixtures.prometheus import LocalPrometheus
 from tests.fixtures.standin import StandIn, start_standin
-from tests.integration.chart.conftest import FULLNAME, NAMESPACE, REPO, Rendered
+from tests.integration.chart.conftest import CHART, FULLNAME, NAMESPACE, RELEASE, REPO, Helm
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -42,12 +43,14 @@ POD_PATHS = {"/etc/adapter": "config", "/var/run/tls": "tls", "/var/run/serving-
 class Installed:
     cluster: StandIn
     adapter: RunningAdapter
-    rendered: Rendered
+    helm: Helm
+    values_file: Path
+    notes: str
 
 
-def _local_args(rendered: Rendered, workdir: Path, port: int, kubeconfig: Path) -> list[str]:
+def _local_args(deployment: dict[str, Any], workdir: Path, port: int, kubeconfig: Path) -> list[str]:
     args = []
-    for arg in rendered.container["args"]:
+    for arg in deployment["spec"]["template"]["spec"]["containers"][0]["args"]:
         name, sep, value = arg.partition("=")
         for pod_dir, local in POD_PATHS.items():
             if value.startswith(pod_dir + "/") or value == pod_dir:
@@ -58,18 +61,31 @@ def _local_args(rendered: Rendered, workdir: Path, port: int, kubeconfig: Path) 
     return [*args, "--bind-address=127.0.0.1", f"--kubeconfig={kubeconfig}"]
 
 
-def _write_pod_files(rendered: Rendered, workdir: Path) -> None:
+def _get(cluster: StandIn, kind: str, name: str, namespace: str = NAMESPACE) -> dict[str, Any]:
+    return json.loads(cluster.kubectl("get", kind, name, "-n", namespace, "-o", "json").stdout)
+
+
+def _write_pod_files(cluster: StandIn, workdir: Path) -> None:
+    """What the kubelet would mount: the installed ConfigMap and TLS Secret."""
     (workdir / "config").mkdir(parents=True)
-    (workdir / "config" / "config.yaml").write_text(rendered.one("ConfigMap", FULLNAME)["data"]["config.yaml"])
+    config = _get(cluster, "configmap", FULLNAME)["data"]["config.yaml"]
+    (workdir / "config" / "config.yaml").write_text(config)
     (workdir / "tls").mkdir()
-    for key, value in rendered.one("Secret", f"{FULLNAME}-tls")["data"].items():
+    for key, value in _get(cluster, "secret", f"{FULLNAME}-tls")["data"].items():
         (workdir / "tls" / key).write_bytes(base64.b64decode(value))
 
 
+def _helm_install(helm: Helm, cluster: StandIn, verb: str, values_file: Path) -> str:
+    # The stand-in serves no OpenAPI document for helm to validate manifests against.
+    result = helm.run(verb, RELEASE, str(CHART), "--namespace", NAMESPACE, "-f", str(values_file),
+                      "--kubeconfig", str(cluster.kubeconfig), "--disable-openapi-validation", timeout=60)
+    assert result.returncode == 0, result.output
+    return result.stdout
+
+
 @pytest.fixture(scope="module")
-def installed(render: Callable[..., Rendered], prometheus: LocalPrometheus,
-              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
-    rendered = render({
+def installed(helm: Helm, prometheus: LocalPrometheus, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    values_file = helm.values_file({
         "prometheus": {"url": prometheus.url, "port": None},
         "metricsRelistInterval": "2s",
         "rules": {"default": False, "custom": DEMO["rules"], "external": DEMO["externalRules"],
@@ -80,16 +96,17 @@ def installed(render: Callable[..., Rendered], prometheus: LocalPrometheus,
     workdir = tmp_path_factory.mktemp("chart-install")
     with start_standin(workdir / "standin", "--availability-interval", "0.5") as cluster:
         cluster.ensure_namespace(NAMESPACE)
-        cluster.apply(*rendered.objects)
+        notes = _helm_install(helm, cluster, "install", values_file)
         kubeconfig = cluster.service_account_kubeconfig(workdir / "adapter.kubeconfig", NAMESPACE, FULLNAME)
-        _write_pod_files(rendered, workdir)
+        _write_pod_files(cluster, workdir)
         port = free_port()
-        adapter = RunningAdapter(workdir=workdir, port=port, args=_local_args(rendered, workdir, port, kubeconfig))
+        adapter = RunningAdapter(workdir=workdir, port=port,
+                                 args=_local_args(_get(cluster, "deployment", FULLNAME), workdir, port, kubeconfig))
         try:
             adapter.start(timeout=60)
             # The chart's Service selects pods; here the "pod" is the local process.
             cluster.register_service(NAMESPACE, FULLNAME, "127.0.0.1", port, service_port=443, port_name="https")
-            yield Installed(cluster=cluster, adapter=adapter, rendered=rendered)
+            yield Installed(cluster=cluster, adapter=adapter, helm=helm, values_file=values_file, notes=notes)
         finally:
             adapter.stop()
 
@@ -105,6 +122,7 @@ def test_apiservices_become_available_with_the_chart_ca(installed: Installed, na
 
 
 def test_notes_check_lists_custom_metrics(installed: Installed) -> None:
+    assert "kubectl get --raw /apis/custom.metrics.k8s.io/v1beta1" in installed.notes
     for version in ("v1beta1", "v1beta2"):
         installed.cluster.wait_apiservice_available(f"{version}.custom.metrics.k8s.io", timeout=30)
         body = _raw(installed, f"/apis/custom.metrics.k8s.io/{version}")
@@ -120,3 +138,14 @@ def test_external_metric_reaches_the_hpa_controller(installed: Installed, tmp_pa
                 kubeconfig=hpa)
     values = {item["metricLabels"].get("queue"): item["value"] for item in body["items"]}
     assert values == {"orders": "42", "emails": "7"}
+
+
+def test_upgrade_keeps_the_generated_ca(installed: Installed) -> None:
+    """`helm upgrade` finds the Secret (lookup) and keeps CA and certificate: running kube-apiservers
+    keep trusting the adapter, and the APIServices stay Available."""
+    before = _get(installed.cluster, "secret", f"{FULLNAME}-tls")["data"]
+    _helm_install(installed.helm, installed.cluster, "upgrade", installed.values_file)
+    assert _get(installed.cluster, "secret", f"{FULLNAME}-tls")["data"] == before
+    for name in APISERVICES:
+        api = installed.cluster.wait_apiservice_available(name, timeout=30)
+        assert api["spec"]["caBundle"] == before["ca.crt"]
