@@ -1,15 +1,16 @@
-"""The chart's objects applied to the API-server stand-in, with the adapter run from them.
+"""The chart installed with the real `helm install` into the API-server stand-in, the adapter run
+from what was installed.
 
-`helm install` into the stand-in; the adapter is then started with the installed Deployment's args
-(paths mapped to local copies of the installed ConfigMap and TLS Secret), as the chart's ServiceAccount, so it works only if the chart's RBAC
-(auth-delegator, the kube-system auth reader, the resource reader) is enough; the stand-in's
+The adapter is started with the installed Deployment's args (paths mapped to local copies of the
+installed ConfigMap and TLS Secret) as the chart's ServiceAccount, so it works only if the chart's
+RBAC (auth-delegator, the kube-system auth reader, the resource reader) is enough; the stand-in's
 aggregator reaches it through the chart's APIServices, verifying the serving certificate against
 their caBundle for `<svc>.<ns>.svc`. Then the NOTES' check, `kubectl get --raw
-/apis/custom.metrics.k8s.io/v1beta1`, must list the metrics.
+/apis/custom.metrics.k8s.io/v1beta1`, must list the metrics, and `helm upgrade` must keep the CA.
 
-`helm install`/`upgrade` run for real against the stand-in (with --disable-openapi-validation: it
-serves no OpenAPI document). It has no policy/v1, so the PodDisruptionBudget is left out (checked in
-test_chart_deployment).
+helm runs with --disable-openapi-validation (the stand-in serves no OpenAPI document) and into a
+namespace created beforehand. The stand-in has no policy/v1, so the PodDisruptionBudget is left out
+(checked in test_chart_deployment).
 """
 
 from __future__ import annotations
