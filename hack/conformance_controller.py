@@ -95,7 +95,7 @@ def _containers(p: Json) -> tuple[pd.ContainerInfo, ...]:
     sidecars = [
         pd.ContainerInfo(name=c["name"], requests=_milli(c, "request"), restartable_init=True)
         for c in p.get("init_containers", ())
-        if c.get("restart_policy") == "Always" or c.get("restartable")
+        if c.get("restart_policy") == "Always" or c.get("restartable") or c.get("restart_policy_always")
     ]
     return (*regular, *sidecars)
 
