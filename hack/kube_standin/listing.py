@@ -128,8 +128,12 @@ def translate(event: Event, namespace: str | None, match: Matcher | None) -> tup
     return None
 
 
-def _line(rt: ResourceType, kind: str, obj: Obj) -> bytes:
-    return b'{"type":"' + kind.encode() + b'","object":' + encode(view(rt, obj)) + b"}\n"
+Render = Callable[[ResourceType, Obj], Obj]
+
+
+def _line(rt: ResourceType, kind: str, obj: Obj, render: Render | None = None) -> bytes:
+    shown = render(rt, view(rt, obj)) if render and kind != "BOOKMARK" else view(rt, obj)
+    return b'{"type":"' + kind.encode() + b'","object":' + encode(shown) + b"}\n"
 
 
 def _bookmark(rt: ResourceType, rv: int, *, initial_end: bool = False) -> bytes:
@@ -141,7 +145,8 @@ def _bookmark(rt: ResourceType, rv: int, *, initial_end: bool = False) -> bytes:
 
 
 async def watch(request: web.Request, store: Store, rt: ResourceType, namespace: str | None,
-                *, bookmark_interval: float) -> web.StreamResponse:
+                *, bookmark_interval: float, render: Render | None = None) -> web.StreamResponse:
+    """Stream watch events; `render` turns each object into what the client asked for (Table)."""
     query = request.query
     match = matcher(rt, query)
     rv_text = query.get("resourceVersion", "")
@@ -164,16 +169,16 @@ async def watch(request: web.Request, store: Store, rt: ResourceType, namespace:
         if initial and (since is None or query.get("sendInitialEvents") == "true"):
             for entry in store.entries(rt.storage_key, namespace):
                 if match is None or match(entry.obj):
-                    chunk.append(_line(rt, "ADDED", entry.obj))
+                    chunk.append(_line(rt, "ADDED", entry.obj, render))
             if query.get("sendInitialEvents") == "true" and bookmarks:
                 chunk.append(_bookmark(rt, store.revision, initial_end=True))
         for event in backlog:
             seen = translate(event, namespace, match)
             if seen:
-                chunk.append(_line(rt, *seen))
+                chunk.append(_line(rt, *seen, render))
         if chunk:
             await resp.write(b"".join(chunk))
-        await _stream(resp, watcher, rt, namespace, match, store,
+        await _stream(resp, watcher, rt, namespace, match, store, render=render,
                       timeout=timeout, bookmark_interval=bookmark_interval if bookmarks else None)
     except (ConnectionResetError, asyncio.CancelledError):
         pass
@@ -184,7 +189,8 @@ async def watch(request: web.Request, store: Store, rt: ResourceType, namespace:
 
 async def _stream(resp: web.StreamResponse, watcher: Any, rt: ResourceType,
                   namespace: str | None, match: Matcher | None, store: Store, *,
-                  timeout: float, bookmark_interval: float | None) -> None:
+                  timeout: float, bookmark_interval: float | None,
+                  render: Render | None) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     last_rv = store.revision
@@ -204,4 +210,4 @@ async def _stream(resp: web.StreamResponse, watcher: Any, rt: ResourceType,
         last_rv = event.rv
         seen = translate(event, namespace, match)
         if seen:
-            await resp.write(_line(rt, *seen))
+            await resp.write(_line(rt, *seen, render))

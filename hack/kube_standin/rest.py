@@ -71,8 +71,10 @@ async def _collection(request: web.Request, state: State, rt: ResourceType, name
     scope = namespace if rt.namespaced and info.namespace else None
     if request.method in ("GET", "HEAD"):
         if info.verb == "watch" or request.query.get("watch") in ("true", "1"):
-            return await listing.watch(request, state.store, rt, scope,
-                                       bookmark_interval=state.options.bookmark_interval)
+            table = wants_table(request.headers.get("Accept", ""))
+            return await listing.watch(
+                request, state.store, rt, scope, bookmark_interval=state.options.bookmark_interval,
+                render=(lambda t, o: tables.table_for(t, [o], state.store.revision)) if table else None)
         if wants_table(request.headers.get("Accept", "")):
             return json_response(tables.table(state.store, rt, scope, request.query))
         return raw_json(listing.list_body(state.store, rt, scope, request.query))

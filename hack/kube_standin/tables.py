@@ -77,6 +77,16 @@ def _apiservice_row(o: Obj) -> list[Any]:
     return [f"{svc['namespace']}/{svc['name']}" if svc else "Local", available]
 
 
+def _event_row(o: Obj) -> list[Any]:
+    involved = o.get("involvedObject") or o.get("regarding") or {}
+    last = o.get("lastTimestamp") or o.get("deprecatedLastTimestamp") or o.get("eventTime") \
+        or (o.get("metadata") or {}).get("creationTimestamp")
+    seen = _age({"metadata": {"creationTimestamp": last[:19] + "Z"}}) if last else "<unknown>"
+    return [seen, o.get("type", ""), o.get("reason", ""),
+            f"{involved.get('kind', '').lower()}/{involved.get('name', '')}",
+            o.get("message") or o.get("note") or ""]
+
+
 _COLUMNS: dict[tuple[str, str], tuple[list[str], Callable[[Obj], list[Any]]]] = {
     ("", "pods"): (["Ready", "Status", "Restarts"], _pod_row),
     ("apps", "deployments"): (["Ready", "Up-to-date", "Available"], _workload_row),
@@ -88,6 +98,8 @@ _COLUMNS: dict[tuple[str, str], tuple[list[str], Callable[[Obj], list[Any]]]] = 
     ("autoscaling", "horizontalpodautoscalers"): (["Reference", "MinPods", "MaxPods", "Replicas"],
                                                   _hpa_row),
     ("", "namespaces"): (["Status"], lambda o: [_get(o, "status", "phase") or ""]),
+    ("", "events"): (["Last Seen", "Type", "Reason", "Object", "Message"], _event_row),
+    ("events.k8s.io", "events"): (["Last Seen", "Type", "Reason", "Object", "Message"], _event_row),
     ("", "nodes"): (["Status"], lambda o: ["Ready"]),
     ("", "services"): (["Type", "Cluster-IP"], lambda o: [
         _get(o, "spec", "type") or "", _get(o, "spec", "clusterIP") or ""]),
