@@ -174,3 +174,40 @@ def test_hpa_controller_may_read_the_served_groups(quick_render: Callable[..., R
             granted |= {g for g in groups if _grants(role, g, "pods", "get") and _grants(role, g, "pods", "list")}
             assert not _grants(role, "", "pods", "get"), "HPA bindings grant metrics groups only"
     assert granted == groups
+
+
+# A values file in the prometheus-adapter chart's layout, as users have them (image, psp and
+# certManager removed, as the README's migration notes say).
+PROMETHEUS_ADAPTER_VALUES: dict[str, Any] = {
+    "affinity": {}, "topologySpreadConstraints": [], "logLevel": 4, "metricsRelistInterval": "1m",
+    "listenPort": 6443, "nodeSelector": {}, "priorityClassName": "", "namespaceOverride": "",
+    "customAnnotations": {}, "customLabels": {},
+    "prometheus": {"url": "http://prometheus.monitoring.svc", "port": 9090, "path": ""},
+    "replicas": 1, "podSecurityContext": {"fsGroup": 10001},
+    "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["all"]},
+                        "readOnlyRootFilesystem": True, "runAsNonRoot": True, "runAsUser": 10001,
+                        "seccompProfile": {"type": "RuntimeDefault"}},
+    "rbac": {"create": True}, "serviceAccount": {"create": True, "name": None, "annotations": {}},
+    "dnsConfig": {}, "resources": {},
+    "livenessProbe": {"httpGet": {"path": "/healthz", "port": "https", "scheme": "HTTPS"},
+                      "initialDelaySeconds": 30, "timeoutSeconds": 5},
+    "readinessProbe": {"httpGet": {"path": "/healthz", "port": "https", "scheme": "HTTPS"},
+                       "initialDelaySeconds": 30, "timeoutSeconds": 5},
+    "rules": {"default": True, "custom": [], "existing": None, "external": []},
+    "service": {"annotations": {}, "port": 443, "type": "ClusterIP"},
+    "tls": {"enable": False, "ca": "", "key": "", "certificate": ""},
+    "env": [], "extraArguments": [], "extraVolumes": [], "extraVolumeMounts": [], "tolerations": [],
+    "podLabels": {}, "podAnnotations": {}, "deploymentAnnotations": {}, "hostNetwork": {"enabled": False},
+    "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+    "podDisruptionBudget": {"enabled": False, "minAvailable": None, "maxUnavailable": 1},
+}
+
+
+def test_prometheus_adapter_chart_values_carry_over(render: Callable[..., Rendered]) -> None:
+    rendered = render(PROMETHEUS_ADAPTER_VALUES)
+    options = _parse(rendered)
+    assert options.prometheus.url == "http://prometheus.monitoring.svc:9090"
+    assert (options.verbosity, options.discovery.relist_interval, options.secure_port) == (4, 60.0, 6443)
+    assert rendered.one("Deployment")["spec"]["replicas"] == 1
+    assert rendered.all("PodDisruptionBudget") == []
+    assert "v1beta1.custom.metrics.k8s.io" in rendered.names("APIService")
