@@ -131,8 +131,11 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
         desired = spec.max_replicas if above else spec.min_replicas
         reason = c.RESCALE_ABOVE_MAX if above else c.RESCALE_BELOW_MIN
         step = TraceStep(stage=Stage.RANGE, before=current, after=desired, reason=reason)
+        # Upstream stores this scale event too when a behavior is set.
+        behavior = None if spec.behavior is None else effective_behavior(
+            spec.behavior, downscale_stabilization=int(config.downscale_stabilization))  # fmt: skip
         return _final(inp, history, outcome=Outcome.SCALE, desired=desired, conds=conds, steps=(step,),
-                      rescale_reason=reason)  # fmt: skip
+                      rescale_reason=reason, behavior=behavior)  # fmt: skip
     if inp.selector_problem is not None:
         p = inp.selector_problem
         conds = _set(conds, ConditionType.SCALING_ACTIVE, False, p.condition_reason, p.condition_message, now)

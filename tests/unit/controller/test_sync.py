@@ -274,3 +274,12 @@ def test_the_trace_shows_the_age_of_an_external_value_upstream_drops() -> None:
     m = d.trace.metrics[0]
     assert (m.age_seconds, m.value, m.proposal) == (7, 9000, 27)  # ratio 9 x 3 Running+Ready pods
     assert d.desired_replicas == 6  # then clamped to maxReplicas
+
+
+def test_a_jump_into_range_is_recorded_as_a_scale_event_with_a_behavior() -> None:
+    """storeScaleEvent runs after every successful rescale, the min/max jumps included."""
+    behavior = Behavior(scale_down=ScalingRules(policies=(ScalingPolicy(type=PolicyType.PODS, value=1,
+                                                                        period_seconds=60),)))  # fmt: skip
+    d = complete(decide(sync(current=9, behavior=behavior), CONFIG), write_error=None, now=NOW)
+    assert d.desired_replicas == 6
+    assert [(e.replica_change, e.timestamp) for e in d.history.scale_down_events] == [(3, NOW)]
