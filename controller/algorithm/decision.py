@@ -124,7 +124,9 @@ class Decision:
     status: HpaStatus  # the status to write (if status_changed)
     previous_status: HpaStatus
     events: tuple[Event, ...]
-    history: ScaleHistory  # store this and pass it to the next sync
+    # Store this and pass it to the next sync. None only when the scale could not be read before
+    # any history existed: the first successful sync must still record its initial recommendation.
+    history: ScaleHistory | None
     error: str | None  # what reconcile reports as its error (None: clean sync)
     trace: Trace
     effective_behavior: Behavior | None = None

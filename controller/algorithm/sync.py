@@ -105,7 +105,7 @@ def failed_get_scale(
         desired_replicas=status.desired_replicas, rescale_reason="", status=new_status,
         previous_status=status,
         events=(Event(type=EventType.WARNING, reason=EventReason.FAILED_GET_SCALE, message=error),),
-        history=history or ScaleHistory(), error=error,
+        history=history, error=error,
         trace=Trace(current=status.current_replicas, metrics=(), steps=(),
                     final=status.desired_replicas),
     )  # fmt: skip
@@ -344,6 +344,7 @@ def complete(decision: Decision, *, write_error: str | None, now: float) -> Deci
                  c.msg_succeeded_rescale(desired), now)  # fmt: skip
     event = Event(type=EventType.NORMAL, reason=EventReason.SUCCESSFUL_RESCALE,
                   message=c.event_rescale(desired, decision.rescale_reason))  # fmt: skip
+    assert decision.history is not None  # a write is only asked for after the scale was read
     history = record_scale(decision.history, behavior=decision.effective_behavior,
                            previous=decision.current_replicas, new=desired, now=now)  # fmt: skip
     new_status = replace(status, desired_replicas=desired, last_scale_time=now, conditions=conds)

@@ -283,3 +283,10 @@ def test_a_jump_into_range_is_recorded_as_a_scale_event_with_a_behavior() -> Non
     d = complete(decide(sync(current=9, behavior=behavior), CONFIG), write_error=None, now=NOW)
     assert d.desired_replicas == 6
     assert [(e.replica_change, e.timestamp) for e in d.history.scale_down_events] == [(3, NOW)]
+
+
+def test_failed_get_scale_keeps_no_history_so_the_next_sync_records_its_first_recommendation() -> None:
+    d = failed_get_scale(HpaStatus(current_replicas=3, desired_replicas=3), "timeout", now=NOW, history=None)
+    assert d.history is None
+    later = decide(sync(min_r=1, observations=(cpu_samples(50, 50, 50),), history=d.history), CONFIG)
+    assert later.desired_replicas == 3  # held by the recorded initial recommendation
