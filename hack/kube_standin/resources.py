@@ -116,11 +116,9 @@ BUILTIN: tuple[ResourceType, ...] = (
        namespaced=False, verbs=CREATE_ONLY),
     _t("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview",
        verbs=CREATE_ONLY),
+    _t("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview",
+       namespaced=False, verbs=CREATE_ONLY),
 )
-
-# Review objects are computed per request, never stored.
-VIRTUAL = frozenset({"tokenreviews", "selfsubjectreviews", "subjectaccessreviews",
-                     "selfsubjectaccessreviews", "localsubjectaccessreviews"})
 
 # Group priorities as kube-apiserver assigns them to its local APIServices (order of /apis).
 GROUP_PRIORITY = {

@@ -99,6 +99,25 @@ async def subject_access_review(request: web.Request, state: State, info: Reques
     return json_response(out, 201)
 
 
+async def self_subject_rules_review(request: web.Request, state: State,
+                                    caller: UserInfo) -> web.Response:
+    body = await _body(request, "SelfSubjectRulesReview")
+    namespace = (body.get("spec") or {}).get("namespace", "")
+    resource_rules, non_resource_rules = [], []
+    for rule in state.authz.rules_for(caller, namespace):
+        if rule.get("nonResourceURLs"):
+            non_resource_rules.append({"verbs": list(rule.get("verbs") or []),
+                                       "nonResourceURLs": list(rule["nonResourceURLs"])})
+        else:
+            entry = {k: list(rule.get(k) or []) for k in ("verbs", "apiGroups", "resources",
+                                                          "resourceNames") if rule.get(k)}
+            resource_rules.append(entry)
+    out = _echo(body, f"{GROUP_AUTHZ}/v1", "SelfSubjectRulesReview")
+    out["status"] = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules,
+                     "incomplete": False}
+    return json_response(out, 201)
+
+
 async def self_subject_review(request: web.Request, caller: UserInfo) -> web.Response:
     return json_response({"kind": "SelfSubjectReview", "apiVersion": f"{GROUP_AUTHN}/v1",
                           "metadata": {"creationTimestamp": None},

@@ -121,6 +121,9 @@ async def _route(request: web.Request, state: State, info: RequestInfo,
             return await reviews.token_review(request, state)
         return await reviews.self_subject_review(request, user)
     if info.group == "authorization.k8s.io" and request.method == "POST" and len(info.parts) == 1 \
+            and info.resource == "selfsubjectrulesreviews":
+        return await reviews.self_subject_rules_review(request, state, user)
+    if info.group == "authorization.k8s.io" and request.method == "POST" and len(info.parts) == 1 \
             and info.resource.endswith("subjectaccessreviews"):
         return await reviews.subject_access_review(request, state, info, user)
     return await rest.handle(request, state, info)
