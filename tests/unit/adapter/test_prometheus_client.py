@@ -175,6 +175,7 @@ async def test_series_is_posted_with_every_matcher_and_window(server: FakePromHT
     assert (req.method, req.path) == ("POST", "/api/v1/series")
     assert req.params.getall("match[]") == ['{namespace!=""}', 'up{job="x"}']
     assert (req.params["start"], req.params["end"]) == ("1565786045.323", "1565786645.000")
+    assert req.headers["Accept-Encoding"] == "identity"  # no gzip CPU on Prometheus for relists
 
 
 async def test_series_answer_is_streamed_across_chunks(server: FakePromHTTP) -> None:
