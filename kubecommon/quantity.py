@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Context, Decimal, localcontext
 from enum import StrEnum
 
 __all__ = [
@@ -50,6 +50,7 @@ _NANO = Decimal("1e-9")
 _MAX_INT64 = Decimal(2**63 - 1)
 # Enough significant digits that no parse or scale ever rounds (largest: 2^60 × many digits).
 _PRECISION = 120
+_EXACT = Context(prec=_PRECISION)  # read-only; passed to single operations that must not round
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,9 @@ class Quantity:
     @classmethod
     def from_milli(cls, milli: int, fmt: Format = Format.DECIMAL_SI) -> Quantity:
         """The quantity `NewMilliQuantity(milli, fmt)` creates upstream."""
+        if fmt is Format.DECIMAL_SI:
+            # Hot path (every metric value): exact, coarser than 1n, no cap; nothing for `of` to do.
+            return cls(value=Decimal(milli).scaleb(-3, _EXACT), format=fmt)
         return cls.of(Decimal(milli).scaleb(-3), fmt)
 
     @classmethod
@@ -166,9 +170,9 @@ def _round_up_to_nano(value: Decimal) -> Decimal:
 
 def _mantissa_exponent(value: Decimal) -> tuple[int, int]:
     """Write a positive value as m·10^e with integer m not divisible by 10."""
-    sign, digits, exponent = value.normalize().as_tuple()
+    exponent = value.as_tuple().exponent
     assert isinstance(exponent, int)
-    mantissa = int("".join(map(str, digits)))
+    mantissa = int(value.scaleb(-exponent, _EXACT))  # the coefficient, exactly
     while mantissa % 10 == 0:
         mantissa //= 10
         exponent += 1
