@@ -1,14 +1,13 @@
-"""The Helm chart, rendered by the real helm binary: what a user installing it would notice.
+"""The Helm chart rendered by the real helm binary: lint, APIServices and TLS.
 
 - `helm lint` accepts the defaults and a realistic production values file;
 - one APIService per enabled group-version, pointing at the chart's Service, trusted through a
   caBundle that really signed the serving certificate (checked with `cryptography` and a TLS
-  handshake verifying `<svc>.<ns>.svc` exactly as kube-aggregator does);
-- the rule file in the ConfigMap is the values given and loads with the adapter's own loader;
-- the Deployment's args are accepted by the adapter's flag parser and every file they name is
-  mounted;
-- RBAC grants what an aggregated API server and its consumers need;
-- bad values fail `helm lint`/`helm template` with a message naming the value.
+  handshake verifying `<svc>.<ns>.svc` exactly as kube-aggregator does).
+
+Elsewhere in this directory: the rule file (test_chart_rules), the Deployment's args and RBAC
+(test_chart_deployment), bad values (test_chart_bad_values), and a real `helm install` into the
+API-server stand-in with the adapter running (test_chart_standin).
 """
 
 from __future__ import annotations
@@ -20,13 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from adapter.config import parse_config
-from adapter.rules import compile_config
-from adapter.server.options import parse as parse_serve_flags
 from kubecommon import tls
 from tests.integration.chart.conftest import CHART, FULLNAME, NAMESPACE, Helm, Rendered
 
@@ -46,10 +41,6 @@ def default(render: Callable[..., Rendered]) -> Rendered:
 @pytest.fixture(scope="module")
 def realistic(render: Callable[..., Rendered]) -> Rendered:
     return render(files=[REALISTIC])
-
-
-def _rule_file(rendered: Rendered) -> str:
-    return rendered.one("ConfigMap", FULLNAME)["data"]["config.yaml"]
 
 
 def _args(rendered: Rendered) -> list[str]:
