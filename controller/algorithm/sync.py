@@ -337,9 +337,8 @@ def complete(decision: Decision, *, write_error: str | None, now: float) -> Deci
                      c.msg_failed_update_scale(write_error), now)  # fmt: skip
         event = Event(type=EventType.WARNING, reason=EventReason.FAILED_RESCALE,
                       message=c.event_failed_rescale(desired, decision.rescale_reason, write_error))  # fmt: skip
-        return replace(decision, outcome=Outcome.WRITE_FAILED, status=replace(status, conditions=conds),
-                       events=(*decision.events, event),
-                       error=f"failed to rescale: {write_error}")  # fmt: skip
+        return _after_write(decision, Outcome.WRITE_FAILED, status.desired_replicas, status.last_scale_time,
+                            conds, event, decision.history, f"failed to rescale: {write_error}")  # fmt: skip
     conds = _set(status.conditions, ConditionType.ABLE_TO_SCALE, True, Reason.SUCCEEDED_RESCALE,
                  c.msg_succeeded_rescale(desired), now)  # fmt: skip
     event = Event(type=EventType.NORMAL, reason=EventReason.SUCCESSFUL_RESCALE,
@@ -347,6 +346,21 @@ def complete(decision: Decision, *, write_error: str | None, now: float) -> Deci
     assert decision.history is not None  # a write is only asked for after the scale was read
     history = record_scale(decision.history, behavior=decision.effective_behavior,
                            previous=decision.current_replicas, new=desired, now=now)  # fmt: skip
-    new_status = replace(status, desired_replicas=desired, last_scale_time=now, conditions=conds)
-    return replace(decision, outcome=Outcome.SCALED, status=new_status,
-                   events=(*decision.events, event), history=history)  # fmt: skip
+    return _after_write(decision, Outcome.SCALED, desired, now, conds, event, history, decision.error)
+
+
+def _after_write(
+    d: Decision, outcome: Outcome, status_desired: int, last_scale_time: float | None,
+    conds: tuple[Condition, ...], event: Event, history: ScaleHistory | None, error: str | None,
+) -> Decision:  # fmt: skip
+    # Built directly rather than with dataclasses.replace: this runs on every scaling sync.
+    s = d.status
+    status = HpaStatus(current_replicas=s.current_replicas, desired_replicas=status_desired,
+                       last_scale_time=last_scale_time, current_metrics=s.current_metrics,
+                       conditions=conds)  # fmt: skip
+    return Decision(
+        outcome=outcome, current_replicas=d.current_replicas, desired_replicas=d.desired_replicas,
+        rescale_reason=d.rescale_reason, status=status, previous_status=d.previous_status,
+        events=(*d.events, event), history=history, error=error, trace=d.trace,
+        effective_behavior=d.effective_behavior,
+    )  # fmt: skip
