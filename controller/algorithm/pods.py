@@ -48,12 +48,16 @@ class ContainerInfo:
 
     name: str
     requests: Mapping[str, int] = field(default_factory=dict)
-    # Only init containers with restartPolicy Always (sidecars) are passed, marked True.
+    # True for an init container with restartPolicy Always (a sidecar). Other init containers
+    # must not be passed at all: upstream does not count their requests.
     restartable_init: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PodInfo:
+    """A pod as the calculator needs it. `containers` holds the regular containers followed by
+    the restartable init containers (sidecars), the set upstream sums requests over."""
+
     name: str
     phase: PodPhase = PodPhase.RUNNING
     ready: ReadyStatus | None = ReadyStatus.TRUE  # None: no PodReady condition at all
