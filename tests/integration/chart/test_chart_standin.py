@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,7 +64,8 @@ def _local_args(deployment: dict[str, Any], workdir: Path, port: int, kubeconfig
 
 
 def _get(cluster: StandIn, kind: str, name: str, namespace: str = NAMESPACE) -> dict[str, Any]:
-    return json.loads(cluster.kubectl("get", kind, name, "-n", namespace, "-o", "json").stdout)
+    scope = ["-n", namespace] if namespace else []
+    return json.loads(cluster.kubectl("get", kind, name, *scope, "-o", "json").stdout)
 
 
 def _write_pod_files(cluster: StandIn, workdir: Path) -> None:
@@ -150,3 +152,18 @@ def test_upgrade_keeps_the_generated_ca(installed: Installed) -> None:
     for name in APISERVICES:
         api = installed.cluster.wait_apiservice_available(name, timeout=30)
         assert api["spec"]["caBundle"] == before["ca.crt"]
+
+
+def test_upgrade_renews_a_certificate_about_to_expire(installed: Installed) -> None:
+    """Within tls.generate.renewBeforeDays of expiry, `helm upgrade` issues a new CA and
+    certificate and moves every APIService's caBundle to it (runs last: the local adapter keeps
+    serving the old files)."""
+    before = _get(installed.cluster, "secret", f"{FULLNAME}-tls")["data"]
+    soon = str(int(time.time()) + 86400)  # expires tomorrow, inside the 30-day window
+    installed.cluster.kubectl("annotate", "secret", f"{FULLNAME}-tls", "-n", NAMESPACE, "--overwrite",
+                              f"prom-autoscaler.io/not-after={soon}")
+    _helm_install(installed.helm, installed.cluster, "upgrade", installed.values_file)
+    after = _get(installed.cluster, "secret", f"{FULLNAME}-tls")["data"]
+    assert after["ca.crt"] != before["ca.crt"] and after["tls.crt"] != before["tls.crt"]
+    for name in APISERVICES:
+        assert _get(installed.cluster, "apiservice", name, namespace="")["spec"]["caBundle"] == after["ca.crt"]
