@@ -57,6 +57,11 @@ The adapter's command line, one flag per line, built from values. Flag names are
 {{- if and $p.insecureSkipTLSVerify (or $p.ca.existingSecret $p.ca.existingConfigMap) -}}
 {{- fail "prometheus.insecureSkipTLSVerify=true disables the verification prometheus.ca configures: set one of them" -}}
 {{- end -}}
+{{- with .Values.metricsMaxAge -}}
+{{- if lt (include "prom-autoscaler.seconds" . | float64) (include "prom-autoscaler.seconds" $.Values.metricsRelistInterval | float64) -}}
+{{- fail (printf "metricsMaxAge (%s) must be empty or at least metricsRelistInterval (%s): series would drop out of discovery between relists" . $.Values.metricsRelistInterval) -}}
+{{- end -}}
+{{- end -}}
 {{- range $name, $value := .Values.prometheus.headers -}}
 {{- if not (regexMatch "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" $name) -}}
 {{- fail (printf "prometheus.headers: %q is not a valid HTTP header name" $name) -}}

@@ -118,3 +118,14 @@ port is set + path.
 
 {{/* Where Prometheus credentials are mounted in the pod. */}}
 {{- define "prom-autoscaler.promAuthDir" -}}/var/run/prometheus{{- end -}}
+
+{{/* Seconds in a Go duration string ("1m30s" -> 90), for comparing durations given as values. */}}
+{{- define "prom-autoscaler.seconds" -}}
+{{- $units := dict "ns" 0.000000001 "us" 0.000001 "µs" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- $total := 0.0 -}}
+{{- range $part := regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" (toString .) -1 -}}
+{{- $unit := regexFind "(ns|us|µs|ms|s|m|h)$" $part -}}
+{{- $total = addf $total (mulf (trimSuffix $unit $part | float64) (index $units $unit)) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
