@@ -28,15 +28,3 @@ def test_exporter_changes_reach_prometheus(prometheus, sample_exporter) -> None:
         sample_exporter.remove("fixture_test_gauge")
     # A series that is no longer exported is marked stale on the next scrape.
     prometheus.wait_for("fixture_test_gauge", present=False)
-
-
-@pytest.mark.timeout(60)
-def test_private_prometheus_can_start_late_and_restart(prometheus_factory) -> None:
-    server = prometheus_factory(start=False)
-    assert not server.running
-    server.start()
-    server.wait_first_scrape()
-    server.stop()
-    assert not server.running
-    server.start()
-    server.wait_for("container_memory_working_set_bytes")
