@@ -7,8 +7,9 @@ Flag names follow prometheus-adapter's `cmd/adapter` so existing Helm values car
 `--metrics-relist-interval`, `--metrics-max-age`. Extensions (not in prometheus-adapter):
 `--prometheus-timeout`, `--prometheus-basic-auth-username` / `--prometheus-basic-auth-password-file`,
 `--prometheus-insecure-skip-tls-verify`, `--prometheus-max-get-url-length`.
-Accepted but unsupported upstream flags (`--prometheus-auth-incluster`,
-`--prometheus-auth-config`) fail at start with a clear message instead of being ignored.
+`--prometheus-auth-incluster` uses the pod's service-account token and CA files;
+`--prometheus-auth-config` (a kubeconfig) is not supported and fails at start with a clear
+message instead of being ignored.
 
 Pure: validation reads no files (the client reads the files when it starts).
 """
@@ -32,6 +33,7 @@ __all__ = [
     "settings_from_args",
 ]
 
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0,
                  "y": 31536000.0}
@@ -150,7 +152,8 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
                        help="extra header on every request, e.g. X-Scope-OrgID=tenant (repeatable)")
     group.add_argument("--prometheus-max-get-url-length", type=int, default=4096,
                        help="send queries whose GET URL would be longer as POST (extension)")
-    group.add_argument("--prometheus-auth-incluster", action="store_true", help=argparse.SUPPRESS)
+    group.add_argument("--prometheus-auth-incluster", action="store_true",
+                       help="authenticate with the pod's service-account token and cluster CA")
     group.add_argument("--prometheus-auth-config", default="", help=argparse.SUPPRESS)
     disc = parser.add_argument_group("Series discovery")
     disc.add_argument("--metrics-relist-interval", default="10m",
@@ -161,20 +164,29 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 def settings_from_args(args: argparse.Namespace) -> PrometheusSettings:
     """Build settings from flags added by `add_flags`; raises `SettingsError` naming the flag."""
-    if args.prometheus_auth_incluster or args.prometheus_auth_config:
+    if args.prometheus_auth_config:
         raise SettingsError(
-            "--prometheus-auth-incluster/--prometheus-auth-config are not supported; use "
-            "--prometheus-token-file (e.g. the service account token) and --prometheus-ca-file"
+            "--prometheus-auth-config (a kubeconfig for Prometheus) is not supported; use "
+            "--prometheus-token-file, --prometheus-ca-file and the client certificate flags"
         )
+    token_file, ca_file = args.prometheus_token_file, args.prometheus_ca_file
+    if args.prometheus_auth_incluster:
+        # What the in-cluster transport does upstream: the pod's service-account token (re-read
+        # as it rotates) and the cluster CA; explicit flags win.
+        if args.prometheus_basic_auth_username:
+            raise SettingsError("--prometheus-auth-incluster and --prometheus-basic-auth-username "
+                                "are exclusive")
+        token_file = token_file or f"{SERVICE_ACCOUNT_DIR}/token"
+        ca_file = ca_file or f"{SERVICE_ACCOUNT_DIR}/ca.crt"
     return PrometheusSettings(
         url=args.prometheus_url,
         verb=args.prometheus_verb,
         timeout=parse_duration(args.prometheus_timeout, flag="--prometheus-timeout"),
-        ca_file=args.prometheus_ca_file or None,
+        ca_file=ca_file or None,
         client_cert_file=args.prometheus_client_tls_cert_file or None,
         client_key_file=args.prometheus_client_tls_key_file or None,
         insecure_skip_tls_verify=args.prometheus_insecure_skip_tls_verify,
-        token_file=args.prometheus_token_file or None,
+        token_file=token_file or None,
         basic_auth_username=args.prometheus_basic_auth_username or None,
         basic_auth_password_file=args.prometheus_basic_auth_password_file or None,
         headers=parse_header_args(args.prometheus_header),

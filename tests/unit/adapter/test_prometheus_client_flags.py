@@ -53,6 +53,15 @@ def test_helm_values_style_flags() -> None:
                                                                    max_age=300.0)
 
 
+def test_in_cluster_auth_uses_the_service_account_files() -> None:
+    settings = settings_from_args(parse("--prometheus-auth-incluster"))
+    assert settings.token_file == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    assert settings.ca_file == "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+    explicit = settings_from_args(parse("--prometheus-auth-incluster",
+                                        "--prometheus-ca-file=/etc/prometheus-ca.crt"))
+    assert explicit.ca_file == "/etc/prometheus-ca.crt"
+
+
 @pytest.mark.parametrize(("values", "expected"), [
     pytest.param(["X-Scope-OrgID=tenant-a"], (("X-Scope-OrgID", "tenant-a"),), id="key=value"),
     pytest.param(["Authorization=Bearer a=b"], (("Authorization", "Bearer a=b"),),
@@ -72,8 +81,8 @@ def test_header_args(values: list[str], expected: tuple[tuple[str, str], ...]) -
     pytest.param(["--prometheus-client-tls-cert-file=/c"], "--prometheus-client-tls-key-file",
                  id="cert without key"),
     pytest.param(["--prometheus-timeout=soon"], "--prometheus-timeout", id="bad timeout"),
-    pytest.param(["--prometheus-auth-incluster"], "--prometheus-token-file",
-                 id="unsupported in-cluster auth says what to use"),
+    pytest.param(["--prometheus-auth-config=/kubeconfig"], "--prometheus-token-file",
+                 id="unsupported kubeconfig auth says what to use"),
     pytest.param(["--prometheus-token-file=/t", "--prometheus-basic-auth-username=u",
                   "--prometheus-basic-auth-password-file=/p"], "exclusive",
                  id="token and basic auth together"),

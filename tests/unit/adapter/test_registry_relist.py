@@ -218,3 +218,7 @@ async def test_hung_prometheus_times_the_relist_out(compiled: CompiledConfig) ->
     assert await discovery.relist() is False
     assert "0.05s" in (discovery.stats.last_error or "")
     assert not discovery.ready
+
+
+def test_fake_satisfies_the_port() -> None:
+    assert isinstance(FakePrometheus(), PrometheusAPI)
