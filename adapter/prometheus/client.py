@@ -235,6 +235,8 @@ class PrometheusClient:
             raise errors.PrometheusUnreachable(f"{type(exc).__name__}: {exc}", path=path) from None
         except aiohttp.ClientPayloadError as exc:
             raise errors.PrometheusBadResponse(f"broken answer: {exc}", path=path) from None
+        except aiohttp.ClientError as exc:  # e.g. a malformed URL or too many redirects
+            raise errors.PrometheusError(f"{type(exc).__name__}: {exc}", path=path) from None
         finally:
             if self._observer is not None:
                 self._observer(path, status, _time.monotonic() - started)
