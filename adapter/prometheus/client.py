@@ -185,7 +185,8 @@ class PrometheusClient:
     async def _query(self, promql: str, at: float | None, timeout: float | None) -> list[Sample]:
         path = "/api/v1/query"
         deadline = timeout or self.settings.timeout
-        params = [("query", promql), ("timeout", f"{deadline:g}s")]
+        # Plain seconds: Prometheus rejects fractional Go durations such as "2.5s".
+        params = [("query", promql), ("timeout", f"{deadline:.3f}".rstrip("0").rstrip("."))]
         if at is not None:
             params.append(("time", _fmt_time(at)))
 

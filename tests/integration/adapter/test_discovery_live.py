@@ -147,3 +147,10 @@ async def test_resource_rules(client: PrometheusClient, config: str, node_label:
         assert query.result_labels(rules, resource=resource, level="node").object_label == node_label
         nodes = {s.labels[node_label]: s.value for s in await client.query(node_query)}
         assert set(nodes) == set(NODES) and all(v > 0 for v in nodes.values())
+
+
+async def test_fractional_timeout_is_accepted_by_prometheus(prometheus: LocalPrometheus) -> None:
+    # Prometheus parses `timeout` as float seconds or an integer Go duration: "2.5s" is a 400.
+    async with PrometheusClient(PrometheusSettings(url=prometheus.url, timeout=2.5)) as client:
+        samples = await client.query("vector(1)")  # type: ignore[arg-type]
+    assert [s.value for s in samples] == [1.0]
