@@ -144,6 +144,8 @@ class ObjectCache:
                 if resource_version == before and asyncio.get_running_loop().time() - started < 1.0:
                     await asyncio.sleep(1.0)  # a server that ends empty watches at once must not spin us
             except _Expired:
+                _log.debug("watch cache %s: resourceVersion %s expired, relisting", self.info.resource,
+                           resource_version)
                 resource_version = None
             except (KubeError, ValueError, KeyError, TypeError) as err:
                 self.last_error = err
@@ -176,6 +178,8 @@ class ObjectCache:
             params = {**params, "continue": str(token)}
         self._store, self._views = store, {}
         self.relists += 1
+        _log.debug("watch cache %s: listed %d objects at resourceVersion %s", self.info.resource,
+                   sum(len(b) for b in store.values()), meta.get("resourceVersion"))
         self.last_error = None
         self._synced.set()
         self._attempted.set()
