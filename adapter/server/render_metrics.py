@@ -11,7 +11,10 @@ Pure: builds dicts, no I/O, no aiohttp.
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import UTC, datetime
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 from adapter.services.results import (
@@ -28,6 +31,7 @@ from kubecommon.selectors import Selector, label_selector_from_selector
 
 __all__ = [
     "CUSTOM_GROUP",
+    "encode_custom",
     "EXTERNAL_GROUP",
     "RESOURCE_GROUP",
     "format_duration",
@@ -87,16 +91,6 @@ def _selector(selector: Selector) -> JSON | None:
     return None if selector.is_empty() else label_selector_from_selector(selector)
 
 
-def _described(value: MetricValue) -> JSON:
-    obj = value.described_object
-    ref: JSON = {"kind": obj.kind}
-    if obj.namespace:
-        ref["namespace"] = obj.namespace
-    ref["name"] = obj.name
-    ref["apiVersion"] = obj.api_version
-    return ref
-
-
 class _Times:
     """`format_time` memoised for one document: its items mostly share one timestamp."""
 
@@ -113,26 +107,68 @@ class _Times:
         return text
 
 
-def _custom_item(value: MetricValue, version: str, times: _Times) -> JSON:
-    item: JSON = {"describedObject": _described(value)}
-    if version == "v1beta1":
-        item["metricName"] = value.metric
-    else:
-        item["metric"] = {"name": value.metric, "selector": _selector(value.selector)}
-    item["timestamp"] = times(value.timestamp)
-    if value.window_seconds:
-        item["window" if version == "v1beta1" else "windowSeconds"] = value.window_seconds
-    item["value"] = str(value.value)
-    if version == "v1beta1":
-        item["selector"] = _selector(value.selector)
-    return item
+def _described(result: MetricValueList, name: str) -> JSON:
+    ref: JSON = {"kind": result.kind}
+    if result.namespace:
+        ref["namespace"] = result.namespace
+    ref["name"] = name
+    ref["apiVersion"] = result.api_version
+    return ref
 
 
 def render_custom(result: MetricValueList, version: str) -> JSON:
     """A `MetricValueList` of custom.metrics.k8s.io `version` (`v1beta1` or `v1beta2`)."""
-    times = _Times()
+    times, selector, items = _Times(), _selector(result.selector), []
+    window_key = "window" if version == "v1beta1" else "windowSeconds"
+    for value in result.items:
+        item: JSON = {"describedObject": _described(result, value.name)}
+        if version == "v1beta1":
+            item["metricName"] = result.metric
+        else:
+            item["metric"] = {"name": result.metric, "selector": selector}
+        item["timestamp"] = times(value.timestamp)
+        if result.window_seconds:
+            item[window_key] = result.window_seconds
+        item["value"] = str(value.value)
+        if version == "v1beta1":
+            item["selector"] = selector
+        items.append(item)
     return {"kind": "MetricValueList", "apiVersion": f"{CUSTOM_GROUP}/{version}", "metadata": {},
-            "items": [_custom_item(value, version, times) for value in result.items]}
+            "items": items}
+
+
+_NAME_MARK = "\x00name-mark\x00"
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def encode_custom(result: MetricValueList, version: str) -> bytes:
+    """`json.dumps(render_custom(result, version))` (compact), byte for byte, built from the
+    fragments every item shares: answers of thousands of objects cost one string join.
+    (Object names and namespaces are JSON-escaped like everything else.)"""
+    def slow() -> bytes:
+        return _dumps(render_custom(result, version)).encode()
+
+    if not result.items:
+        return slow()
+    # Render one probe item the slow way and cut it around its per-item parts.
+    name_mark, time_mark = _dumps(_NAME_MARK), format_time(0.0)
+    probe = MetricValue(name=_NAME_MARK, timestamp=0.0, value=Quantity.of(0))
+    sample_item = _dumps(render_custom(replace(result, items=(probe,)), version)["items"][0])
+    time_key, value_key = '"timestamp":"', '","value":"'
+    if sample_item.count(name_mark) != 1 or sample_item.count(time_key + time_mark + value_key + "0") != 1:
+        return slow()  # a namespace or metric that looks like a marker: take no chances
+    before_name, after_name = sample_item.split(name_mark, 1)
+    middle, after_time = after_name.split(time_key + time_mark, 1)
+    tail = after_time[len(value_key) + 1:]
+    times, quote = _Times(), encode_basestring_ascii
+    body = ",".join(
+        f"{before_name}{quote(v.name)}{middle}{time_key}{times(v.timestamp)}{value_key}{v.value}{tail}"
+        for v in result.items)
+    return (f'{{"kind":"MetricValueList","apiVersion":"{CUSTOM_GROUP}/{version}","metadata":{{}},'
+            f'"items":[{body}]}}').encode()
 
 
 def render_external(result: ExternalMetricValueList) -> JSON:

@@ -29,7 +29,7 @@ from adapter.rules.resources import GroupResource
 from adapter.services import errors
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
 from adapter.services.query_cache import QueryCache
-from adapter.services.results import DescribedObject, MetricValue, MetricValueList
+from adapter.services.results import MetricValue, MetricValueList
 from kubecommon.quantity import Quantity
 from kubecommon.selectors import Selector
 
@@ -88,7 +88,7 @@ class CustomMetricsService:
         if sample is None:
             raise errors.MetricNotFound.for_object(str(request.resource), request.metric, name,
                                                    request.metric_selector)
-        return MetricValueList(items=(self._value(request, kind_for(request.resource), name, sample),))
+        return _answer(request, kind_for(request.resource), [(name, sample)])
 
     async def _selection(self, request: CustomMetricRequest, entry: CustomMetricEntry,
                          label: str) -> MetricValueList:
@@ -107,8 +107,7 @@ class CustomMetricsService:
         samples = _by_name(await self._query(request, entry, query_names), label)
         kind = KindInfo(kind=reader.kind, api_version=upstream_api_version(reader.api_version)) \
             if reader.kind else kind_for(request.resource)
-        return MetricValueList(items=tuple(
-            self._value(request, kind, name, samples[name]) for name in names if name in samples))
+        return _answer(request, kind, [(name, samples[name]) for name in names if name in samples])
 
     async def _query(self, request: CustomMetricRequest, entry: CustomMetricEntry,
                      names: Sequence[str] | None) -> list[Sample]:
@@ -125,15 +124,15 @@ class CustomMetricsService:
         return await errors.guarded(self._prometheus.query(promql),
                                     what=f"custom metric {request.metric} for {request.resource}")
 
-    @staticmethod
-    def _value(request: CustomMetricRequest, kind: KindInfo, name: str, sample: Sample) -> MetricValue:
-        described = DescribedObject(kind=kind.kind, api_version=kind.api_version, name=name,
-                                    namespace=request.namespace)
-        # the sample's timestamp is the instant query's evaluation time (prometheus-adapter uses its
-        # wall clock at response time, the same moment give or take the query latency)
-        return MetricValue(described_object=described, metric=request.metric,
-                           selector=request.metric_selector, timestamp=sample.timestamp,
-                           value=Quantity.from_float(sample.value))
+def _answer(request: CustomMetricRequest, kind: KindInfo,
+            found: Sequence[tuple[str, Sample]]) -> MetricValueList:
+    # The sample's timestamp is the instant query's evaluation time (prometheus-adapter uses its
+    # wall clock at response time: the same moment, give or take the query latency).
+    return MetricValueList(
+        kind=kind.kind, api_version=kind.api_version, namespace=request.namespace, metric=request.metric,
+        selector=request.metric_selector,
+        items=tuple(MetricValue(name=name, timestamp=sample.timestamp, value=Quantity.from_float(sample.value))
+                    for name, sample in found))
 
 
 def _by_name(samples: Sequence[Sample], label: str) -> dict[str, Sample]:

@@ -1,7 +1,8 @@
 """What the metrics services return: plain values, rendered to JSON by `adapter.server.render_metrics`.
 
 Timestamps are Unix seconds (floats) and values are `Quantity` objects, so rendering decides the
-wire spelling (RFC 3339, canonical quantity strings) in one place.
+wire spelling (RFC 3339, canonical quantity strings) in one place. What every item of an answer
+shares is kept once, on the list: answers of thousands of objects stay cheap to build and encode.
 
 Non-goals: JSON field names, API versions (v1beta1 vs v1beta2 is a rendering concern).
 """
@@ -16,7 +17,6 @@ from kubecommon.selectors import Selector
 
 __all__ = [
     "ContainerMetrics",
-    "DescribedObject",
     "ExternalMetricValue",
     "ExternalMetricValueList",
     "MetricValue",
@@ -29,29 +29,28 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribedObject:
-    """The `describedObject` ObjectReference of a custom metric value."""
-
-    kind: str
-    api_version: str
-    name: str
-    namespace: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class MetricValue:
-    described_object: DescribedObject
-    metric: str
-    #: the request's metricLabelSelector; rendered as `selector: null` when empty
-    selector: Selector
+    """One described object's value (what all objects of an answer share is on the list)."""
+
+    name: str
     timestamp: float
     value: Quantity
-    window_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetricValueList:
+    """The answer to one custom-metrics request: one resource, namespace, metric and selector."""
+
+    #: `describedObject.kind` and `.apiVersion` of every item
+    kind: str
+    api_version: str
+    #: `describedObject.namespace`; None for cluster-scoped objects and Namespace objects
+    namespace: str | None
+    metric: str
+    #: the request's metricLabelSelector; rendered as `selector: null` when empty
+    selector: Selector = Selector.empty()
     items: tuple[MetricValue, ...] = ()
+    window_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

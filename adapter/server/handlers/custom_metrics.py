@@ -51,7 +51,7 @@ async def get_metric(request: web.Request) -> web.Response:
     parsed = parse_path(request.match_info["tail"], request.query.get("labelSelector"),
                         request.query.get("metricLabelSelector"))
     result = await request.app[SERVICE].get(parsed)
-    return json_response(render_metrics.render_custom(result, version))
+    return web.Response(body=render_metrics.encode_custom(result, version), content_type="application/json")
 
 
 def json_response(document: object) -> web.Response:

@@ -9,7 +9,6 @@ from adapter.prometheus.fake import FakePrometheus
 from adapter.rules.resources import GroupResource
 from adapter.services import errors
 from adapter.services.custom_metrics import CustomMetricRequest, CustomMetricsService
-from adapter.services.results import DescribedObject
 from kubecommon import status
 from kubecommon.selectors import Selector, parse_selector
 
@@ -45,9 +44,8 @@ async def test_single_object_value_with_described_object_and_sample_time() -> No
     objects = caches()
     result = await _service(prom, objects).get(_request("web-0"))
     [item] = result.items
-    assert item.described_object == DescribedObject(kind="Pod", api_version="/v1", name="web-0",
-                                                     namespace="shop")
-    assert (item.metric, str(item.value), item.timestamp) == (METRIC, "1500m", T + 0.7)
+    assert (result.kind, result.api_version, result.namespace, item.name) == ("Pod", "/v1", "shop", "web-0")
+    assert (result.metric, str(item.value), item.timestamp) == (METRIC, "1500m", T + 0.7)
     assert objects.requested == [], "a single-object request needs no object cache"
 
 
@@ -82,7 +80,7 @@ async def test_selection_uses_cached_objects_in_name_order_and_skips_objects_wit
     objects = caches(pod("web-1", app="web"), pod("web-0", app="web"), pod("web-2", app="web"),
                      pod("db-0", app="db"), pod("web-9", namespace="other", app="web"))
     result = await _service(prom, objects).get(_request(None, labels="app=web"))
-    assert [(i.described_object.name, str(i.value)) for i in result.items] == [("web-0", "1"), ("web-1", "2")]
+    assert [(i.name, str(i.value)) for i in result.items] == [("web-0", "1"), ("web-1", "2")]
     assert [q for q, _ in prom.query_calls] == [Q_THREE]
 
 
@@ -108,9 +106,9 @@ async def test_group_qualified_resource_describes_its_kind() -> None:
     prom = FakePrometheus()
     prom.set_query('sum(rate(http_requests_total{namespace="shop",deployment="web"}[1m])) by (deployment)',
                    [sample(3, deployment="web")])
-    [item] = (await _service(prom).get(_request("web", resource=DEPLOYMENTS))).items
-    assert item.described_object == DescribedObject(kind="Deployment", api_version="apps/v1",
-                                                     name="web", namespace="shop")
+    result = await _service(prom).get(_request("web", resource=DEPLOYMENTS))
+    assert (result.kind, result.api_version, result.namespace, [i.name for i in result.items]) == (
+        "Deployment", "apps/v1", "shop", ["web"])
 
 
 async def test_namespace_object_metric() -> None:
@@ -118,8 +116,9 @@ async def test_namespace_object_metric() -> None:
     prom.set_query('sum(rate(http_requests_total{namespace="shop"}[1m])) by (namespace)',
                    [sample(4, namespace="shop")])
     request = CustomMetricRequest.for_namespace("shop", METRIC, Selector.empty())
-    [item] = (await _service(prom).get(request)).items
-    assert item.described_object == DescribedObject(kind="Namespace", api_version="/v1", name="shop")
+    result = await _service(prom).get(request)
+    [item] = result.items
+    assert (result.kind, result.api_version, result.namespace, item.name) == ("Namespace", "/v1", None, "shop")
     assert str(item.value) == "4"
 
 
@@ -131,8 +130,8 @@ async def test_cluster_scoped_selection_over_nodes() -> None:
     result = await _service(prom, objects).get(
         _request(None, resource=NODES, namespace=None, metric="node_temperature_celsius",
                  labels="!role"))
-    assert [(i.described_object.kind, i.described_object.namespace, i.described_object.name, str(i.value))
-            for i in result.items] == [("Node", None, "n1", "60500m"), ("Node", None, "n2", "70")]
+    assert (result.kind, result.namespace) == ("Node", None)
+    assert [(i.name, str(i.value)) for i in result.items] == [("n1", "60500m"), ("n2", "70")]
 
 
 async def test_nan_value_is_zero() -> None:

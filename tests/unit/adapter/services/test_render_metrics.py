@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from adapter.server import render_metrics
 from adapter.services.results import (
     ContainerMetrics,
-    DescribedObject,
     ExternalMetricValue,
     ExternalMetricValueList,
     MetricValue,
@@ -25,10 +26,9 @@ T = 1787220930.0
 
 
 def _pod_value(selector: Selector = Selector.empty(), window: int | None = None) -> MetricValueList:
-    described = DescribedObject(kind="Pod", api_version="/v1", name="web-0", namespace="shop")
-    return MetricValueList(items=(MetricValue(described_object=described, metric="http_requests",
-                                              selector=selector, timestamp=T + 0.9,
-                                              value=Quantity.from_float(1.5), window_seconds=window),))
+    return MetricValueList(kind="Pod", api_version="/v1", namespace="shop", metric="http_requests",
+                           selector=selector, window_seconds=window,
+                           items=(MetricValue(name="web-0", timestamp=T + 0.9, value=Quantity.from_float(1.5)),))
 
 
 def test_custom_v1beta1_item_has_metric_name_top_level_selector_null() -> None:
@@ -59,15 +59,37 @@ def test_custom_window_key_depends_on_version(version: str, key: str) -> None:
 
 
 def test_namespace_object_reference_has_no_namespace() -> None:
-    described = DescribedObject(kind="Namespace", api_version="/v1", name="prod")
-    value = MetricValue(described_object=described, metric="queue_depth", selector=Selector.empty(),
-                        timestamp=T, value=Quantity.from_float(42))
-    doc = render_metrics.render_custom(MetricValueList(items=(value,)), "v1beta1")
+    value = MetricValueList(kind="Namespace", api_version="/v1", namespace=None, metric="queue_depth",
+                            items=(MetricValue(name="prod", timestamp=T, value=Quantity.from_float(42)),))
+    doc = render_metrics.render_custom(value, "v1beta1")
     assert doc["items"][0]["describedObject"] == {"kind": "Namespace", "name": "prod", "apiVersion": "/v1"}
 
 
+def _many(names: list[str], **fields: object) -> MetricValueList:
+    base: dict[str, object] = {"kind": "Pod", "api_version": "/v1", "namespace": "shop", "metric": "rps"}
+    base.update(fields)
+    return MetricValueList(items=tuple(MetricValue(name=n, timestamp=T + i * 0.6, value=Quantity.from_float(i / 3))
+                                       for i, n in enumerate(names)), **base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+@pytest.mark.parametrize("result", [
+    pytest.param(_many(["web-0", "web-1", "web-2"]), id="pods"),
+    pytest.param(_many([]), id="empty"),
+    pytest.param(_many(["n1"], namespace=None, kind="Node"), id="cluster-scoped"),
+    pytest.param(_many(["a", "b"], selector=parse_selector("verb in (GET,PUT),!x")), id="metric selector"),
+    pytest.param(_many(["a"], window_seconds=30), id="window"),
+    pytest.param(_many(['we"ird\\', "ünï\u2028", "x\x00name-mark\x00"]), id="names needing escapes"),
+    pytest.param(_many(["a"], namespace="\x00name-mark\x00"), id="namespace that looks like the marker"),
+    pytest.param(_many(["a"], metric="1970-01-01T00:00:00Z"), id="metric that looks like the time marker"),
+])
+def test_fast_encoding_is_byte_identical_to_the_rendered_document(result: MetricValueList, version: str) -> None:
+    expected = json.dumps(render_metrics.render_custom(result, version), separators=(",", ":")).encode()
+    assert render_metrics.encode_custom(result, version) == expected
+
+
 def test_empty_lists_have_metadata_and_empty_items() -> None:
-    assert render_metrics.render_custom(MetricValueList(), "v1beta2")["items"] == []
+    assert render_metrics.render_custom(_many([]), "v1beta2")["items"] == []
     assert render_metrics.render_external(ExternalMetricValueList()) == {
         "kind": "ExternalMetricValueList", "apiVersion": "external.metrics.k8s.io/v1beta1",
         "metadata": {}, "items": []}
