@@ -93,22 +93,26 @@ class PrometheusClient:
     async def start(self) -> None:
         if self._session is not None:
             return
+        # Fail at start, not at the first request, on unreadable credential or TLS files.
+        self._auth_headers()
         ssl_context: Any = None
         s = self.settings
         if s.url.startswith("https://"):
             from kubecommon.tls import client_ssl_context
 
-            ssl_context = client_ssl_context(
-                ca_file=s.ca_file, cert_file=s.client_cert_file, key_file=s.client_key_file,
-                insecure=s.insecure_skip_tls_verify,
-            )
+            try:
+                ssl_context = client_ssl_context(
+                    ca_file=s.ca_file, cert_file=s.client_cert_file, key_file=s.client_key_file,
+                    insecure=s.insecure_skip_tls_verify,
+                )
+            except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+                raise errors.PrometheusError(
+                    f"cannot load the TLS files for Prometheus (--prometheus-ca-file, "
+                    f"--prometheus-client-tls-cert-file/-key-file): {exc}") from None
         connector = aiohttp.TCPConnector(limit=s.max_connections, ssl=ssl_context)
-        headers = CIMultiDict(s.headers)
         self._session = aiohttp.ClientSession(
-            connector=connector, headers=headers, raise_for_status=False
+            connector=connector, headers=CIMultiDict(s.headers), raise_for_status=False
         )
-        # Fail at start, not at the first request, on an unreadable credential file.
-        self._auth_headers()
 
     async def close(self) -> None:
         session, self._session = self._session, None

@@ -110,3 +110,22 @@ async def test_tls_without_our_ca_is_rejected(tls_server: FakePromHTTP) -> None:
         with pytest.raises(errors.PrometheusUnreachable, match="(?i)certificate"):
             await client.query("up")  # type: ignore[arg-type]
     assert tls_server.requests == []
+
+
+@pytest.mark.parametrize("which", [
+    pytest.param("ca", id="CA file that is not a certificate"),
+    pytest.param("cert", id="client certificate file missing"),
+])
+async def test_bad_tls_files_fail_at_start(pki: dict[str, Path], tmp_path: Path,
+                                           which: str) -> None:
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate")
+    settings = PrometheusSettings(
+        url="https://127.0.0.1:1",
+        ca_file=str(garbage if which == "ca" else pki["ca.crt"]),
+        client_cert_file=str(tmp_path / "missing.crt" if which == "cert" else pki["client.crt"]),
+        client_key_file=str(pki["client.key"]))
+    client = PrometheusClient(settings)
+    with pytest.raises(errors.PrometheusError, match="--prometheus-ca-file"):
+        await client.start()
+    await client.close()
