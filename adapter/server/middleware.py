@@ -28,7 +28,7 @@ from adapter.prometheus import errors as prom_errors
 from adapter.rules.query import QueryError
 from adapter.server import negotiation
 from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, USER
-from adapter.server.requestinfo import RequestInfo, derive_request_info
+from adapter.server.requestinfo import derive_request_info
 from kubecommon.selectors import SelectorError
 from kubecommon.status import (
     BadRequest,
@@ -106,16 +106,23 @@ async def errors_and_metrics(request: web.Request, handler: Handler) -> web.Stre
         raise
     except Exception as err:  # noqa: BLE001 - this is the one translation point
         response = status_response(status_for(err))
-    ctx.telemetry.observe_request(group=info.api_group, version=info.api_version,
-                                  verb=_verb(info), code=response.status,
+    ctx.telemetry.observe_request(group=_bounded(info.api_group, _GROUPS),
+                                  version=_bounded(info.api_version, _VERSIONS),
+                                  verb=_bounded(info.verb, _VERBS), code=response.status,
                                   seconds=loop.time() - started)
     return response
 
 
-def _verb(info: RequestInfo) -> str:
-    # Bounded label values only: an attacker's method names must not create series.
-    return info.verb if info.verb in ("get", "list", "watch", "head", "post", "put", "patch",
-                                      "delete", "create", "update", "deletecollection") else "other"
+# Metric label values come from the URL: only known values are kept, so that requests for made-up
+# groups, versions or methods cannot create unbounded series in /metrics.
+_GROUPS = frozenset({"", "custom.metrics.k8s.io", "external.metrics.k8s.io", "metrics.k8s.io"})
+_VERSIONS = frozenset({"", "v1beta1", "v1beta2"})
+_VERBS = frozenset({"get", "list", "watch", "head", "post", "put", "patch", "delete", "create", "update",
+                    "deletecollection", "options"})
+
+
+def _bounded(value: str, known: frozenset[str]) -> str:
+    return value if value in known else "other"
 
 
 def _peer_certificate(request: web.Request) -> bytes | None:

@@ -306,3 +306,11 @@ async def test_requests_beyond_max_inflight_get_429_but_probes_pass(state):
         release.set()
         assert (await first).status == 200
         assert (await limited.get(GV)).status == 200
+
+
+async def test_metric_labels_stay_bounded_for_made_up_paths(client):
+    for i in range(3):
+        await client.get(f"/apis/made-up-{i}.example.com/v{i}/namespaces/x/things", headers=auth("admin"))
+    text = await (await client.get("/metrics", headers=auth("admin"))).text()
+    assert "made-up" not in text
+    assert 'prom_autoscaler_adapter_requests_total{code="404",group="other",verb="list",version="other"} 3.0' in text
