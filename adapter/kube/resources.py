@@ -20,6 +20,7 @@ from typing import Any
 
 from adapter.kube.client import KubeClient
 from adapter.kube.errors import KubeAPIError, UnknownResource
+from adapter.kube.ttlcache import TTLCache
 
 __all__ = ["ResourceInfo", "ResourceResolver"]
 
@@ -60,14 +61,14 @@ class ResourceResolver:
         self._client = client
         self._clock = clock
         self._known: dict[tuple[str, str], ResourceInfo] = dict(_STATIC)
-        self._unknown_until: dict[tuple[str, str], float] = {}
+        self._unknown: TTLCache[tuple[str, str], bool] = TTLCache(1024)  # bounded: names come from requests
         self._lock = asyncio.Lock()
 
     async def resolve(self, group: str, resource: str) -> ResourceInfo:
         key = (group, resource)
         if key in self._known:
             return self._known[key]
-        if self._unknown_until.get(key, float("-inf")) > self._clock():
+        if self._unknown.get(key, now=self._clock()):
             raise UnknownResource(group, resource)
         async with self._lock:  # one discovery round at a time; results are shared
             if key in self._known:
@@ -75,7 +76,7 @@ class ResourceResolver:
             await self._discover(group)
         if key in self._known:
             return self._known[key]
-        self._unknown_until[key] = self._clock() + _NEGATIVE_TTL_SECONDS
+        self._unknown.put(key, True, expires_at=self._clock() + _NEGATIVE_TTL_SECONDS)
         raise UnknownResource(group, resource)
 
     async def _discover(self, group: str) -> None:
