@@ -173,3 +173,11 @@ def test_auth_configmap_changes_apply_without_restart(prometheus, private_standi
             time.sleep(0.1)
         assert adapter.running
         assert adapter.stop() == 0  # SIGTERM: clean shutdown
+
+
+@pytest.mark.timeout(60)
+def test_insecure_disable_auth_is_explicit_and_loud(kube_standin, tmp_path):
+    with start_adapter(tmp_path / "adapter", prometheus_url="http://127.0.0.1:9", kubeconfig=kube_standin.kubeconfig,
+                       rules="rules: []\n", ready=False, args=["--insecure-disable-auth"]) as adapter:
+        assert adapter.request("/apis/custom.metrics.k8s.io/v1beta1").status == 200  # no credentials at all
+        assert "WITHOUT authentication or authorization" in adapter.log_tail()
