@@ -7,7 +7,9 @@ Exposed at `/metrics`:
   `prom_autoscaler_adapter_prometheus_request_errors_total{call,error}`: calls to Prometheus
   (through `InstrumentedPrometheus`, a wrapper that satisfies the `PrometheusAPI` port);
 - `prom_autoscaler_adapter_served_sample_age_seconds`: age of the newest sample in each
-  Prometheus answer used to serve a request;
+  Prometheus answer used to serve a request (instant queries are stamped with their evaluation
+  time, so this shows evaluation lag, e.g. of a remote or federated backend, like
+  prometheus-adapter's metric freshness histogram does);
 - state read at scrape time through callbacks: relist duration/failures/last success, registry
   size (custom/external metrics, series), watch-cache sizes.
 
