@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from adapter.prometheus.api import PrometheusAPI, Sample, SeriesSink
@@ -56,12 +56,15 @@ class _StateCollector(Collector):
         relist = self._source.relist()
         for key, help_text in (
             ("last_duration_seconds", "Duration of the last series discovery relist."),
-            ("failures_total", "Relists that failed since start (gauge of a monotonic count)."),
             ("last_success_timestamp_seconds", "Unix time of the last successful relist."),
         ):
             value = relist.get(key)
             if value is not None:
                 yield GaugeMetricFamily(f"{_NS}_relist_{key}", help_text, value=float(value))
+        failures = relist.get("failures_total")
+        if failures is not None:
+            yield CounterMetricFamily(f"{_NS}_relist_failures", "Relists that failed since start.",
+                                      value=float(failures))
         registry = GaugeMetricFamily(f"{_NS}_registry_size", "Entries in the metric registry snapshot.",
                                      labels=["kind"])
         for kind, value in sorted(self._source.registry().items()):
