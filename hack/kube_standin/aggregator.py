@@ -23,6 +23,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from multidict import CIMultiDict
 
 from kubecommon import tls
 
@@ -255,6 +256,6 @@ def _raw_path(request: web.Request) -> str:
     return path + (f"?{request.query_string}" if request.query_string else "")
 
 
-def multidict(headers: list[tuple[str, str]]) -> Any:
-    from multidict import CIMultiDict
+def multidict(headers: list[tuple[str, str]]) -> CIMultiDict[str]:
+    """Headers keeping repeated names (one X-Remote-Group line per group)."""
     return CIMultiDict(headers)

@@ -7,6 +7,7 @@ Non-goals: persistence across restarts (every start is a fresh cluster with fres
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -134,8 +135,7 @@ def startup_cost() -> tuple[float, float]:
 
 
 def _with_port(options: Options, port: int) -> Options:
-    from dataclasses import replace
-    return replace(options, port=port)
+    return dataclasses.replace(options, port=port)
 
 
 def main(options: Options) -> int:

@@ -8,14 +8,15 @@ server-side apply field ownership (apply patches merge like a strategic merge / 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from aiohttp import web
 
 from kubecommon.selectors import SelectorError, selector_from_label_selector
-from kubecommon.status import BadRequest, MethodNotAllowed, NotFound, StatusError, success_status
+from kubecommon.status import BadRequest, Invalid, MethodNotAllowed, NotFound, success_status
 
-from . import conversion, listing, patch, tables
+from . import conversion, listing, patch, reviews, tables
 from .http import json_response, raw_json, read_body, wants_table
 from .requestinfo import RequestInfo
 from .resources import ResourceType
@@ -113,7 +114,6 @@ async def _delete_options(request: web.Request) -> dict[str, Any]:
         data = await request.read()
         if data.strip():
             try:
-                import json
                 body = json.loads(data)
             except ValueError:
                 raise BadRequest("the DeleteOptions body could not be decoded") from None
@@ -167,7 +167,8 @@ async def _patch(request: web.Request, state: State, rt: ResourceType, namespace
         if not isinstance(body, dict):
             raise BadRequest("an apply patch must be an object")
         body = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
-        body.get("metadata", {}).pop("resourceVersion", None) if isinstance(body.get("metadata"), dict) else None
+        if isinstance(body.get("metadata"), dict):
+            body["metadata"].pop("resourceVersion", None)  # apply is never a stale write
         patched = patch.strategic_merge(current, body) if not rt.crd else patch.merge_patch(current, body)
     else:
         patched = patch.apply_patch(current, body, ctype, strategic_allowed=not rt.crd)
@@ -183,8 +184,7 @@ async def _subresource(request: web.Request, state: State, rt: ResourceType, nam
     else:
         rt_ok = (sub == "status" and rt.status) or (sub == "scale" and rt.scale is not None)
     if sub == "token" and rt.plural == "serviceaccounts":
-        from .reviews import token_request
-        return await token_request(request, state, namespace, info.name)
+        return await reviews.token_request(request, state, namespace, info.name)
     if not rt_ok:
         raise NotFound.for_path()
     if info.verb not in _SUBRESOURCE_VERBS.get(sub, ("get", "patch", "update")):
@@ -255,15 +255,11 @@ async def _scale(request: web.Request, state: State, rt: ResourceType, namespace
         raise BadRequest("the request body must be a Scale object")
     replicas = body["spec"].get("replicas")
     if not isinstance(replicas, int) or replicas < 0:
-        from kubecommon.status import Invalid
         raise Invalid.for_object("Scale", "autoscaling", name, [
             ("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")])
     new = copy.deepcopy(obj)
     _path_set(new, rt.scale.spec_replicas, replicas)
     rv = (body.get("metadata") or {}).get("resourceVersion")
     new["metadata"]["resourceVersion"] = rv or obj["metadata"]["resourceVersion"]
-    try:
-        updated = state.api.update(rt, namespace, name, new, dry_run=_dry(request))
-    except StatusError:
-        raise
+    updated = state.api.update(rt, namespace, name, new, dry_run=_dry(request))
     return json_response(scale_of(rt, updated))

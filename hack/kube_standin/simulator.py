@@ -23,8 +23,6 @@ import hashlib
 import json
 from typing import Any
 
-from kubecommon.selectors import selector_from_label_selector
-
 from .controllers import Controllers, Task
 from .resources import ResourceType
 from .state import State

@@ -8,6 +8,7 @@ convertor does. Non-goals: every upstream printer column.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any, Callable
 
 from . import listing
@@ -133,7 +134,6 @@ def table_for(rt: ResourceType, objects: list[Obj], rv: int, *, continue_token: 
 
 
 def table(store: Store, rt: ResourceType, namespace: str | None, query: Any) -> dict[str, Any]:
-    import json
     body = json.loads(listing.list_body(store, rt, namespace, query))
     return table_for(rt, body["items"], int(body["metadata"]["resourceVersion"]),
                      continue_token=body["metadata"].get("continue", ""))
