@@ -252,9 +252,15 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
             telemetry=telemetry, authenticator=authenticator, authorizer=authorizer,
             anonymous=options.anonymous_auth, groups=Groups(resource=compiled.resource is not None),
             registry=lambda: discovery.snapshot,
-            readiness={"metric-discovery": lambda: (discovery.ready, "no successful relist yet")},
+            readiness={"metric-discovery": lambda: (discovery.ready, "no successful relist yet"),
+                       "shutdown": lambda: (not stop.is_set(), "shutting down")},
             version=_version_info(), max_inflight=options.max_inflight)
         app = build_app(ctx, _services(compiled, lambda: discovery.snapshot, prometheus, caches))
         await _listen(app, options, serving, stack)
         await stop.wait()
+        if options.shutdown_delay > 0:
+            # Like kube-apiserver's --shutdown-delay-duration: /readyz fails at once, requests are
+            # still served while endpoints and load balancers stop sending new ones.
+            _log.info("shutdown requested: not ready, serving for %gs more", options.shutdown_delay)
+            await asyncio.sleep(options.shutdown_delay)
         _log.info("shutting down")

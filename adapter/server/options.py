@@ -32,6 +32,7 @@ class ServeOptions:
     bind_address: str
     secure_port: int
     max_inflight: int
+    shutdown_delay: float
     tls_cert_file: Path | None
     tls_key_file: Path | None
     cert_dir: Path
@@ -73,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument("--tls-private-key-file", default="")
     serving.add_argument("--cert-dir", default="apiserver.local.config/certificates",
                          help="where a self-signed certificate is kept when --tls-cert-file is not given")
+    serving.add_argument("--shutdown-delay-duration", default="0s",
+                         help="after SIGTERM, report not-ready but keep serving this long before stopping")
     serving.add_argument("--max-requests-inflight", type=int, default=400,
                          help="concurrent requests served before answering 429 (health probes excepted)")
     serving.add_argument("--tls-min-version", default="VersionTLS12", choices=("VersionTLS12", "VersionTLS13"))
@@ -171,6 +174,7 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
     return ServeOptions(
         config=Path(args.config), bind_address=args.bind_address, secure_port=args.secure_port,
         max_inflight=args.max_requests_inflight,
+        shutdown_delay=_duration(args, "shutdown_delay_duration"),
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
         tls_key_file=Path(args.tls_private_key_file) if args.tls_private_key_file else None,
         cert_dir=Path(args.cert_dir), tls_min_version=args.tls_min_version,

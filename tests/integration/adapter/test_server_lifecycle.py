@@ -181,3 +181,18 @@ def test_insecure_disable_auth_is_explicit_and_loud(kube_standin, tmp_path):
                        rules="rules: []\n", ready=False, args=["--insecure-disable-auth"]) as adapter:
         assert adapter.request("/apis/custom.metrics.k8s.io/v1beta1").status == 200  # no credentials at all
         assert "WITHOUT authentication or authorization" in adapter.log_tail()
+
+
+@pytest.mark.timeout(60)
+def test_sigterm_with_shutdown_delay_turns_unready_first(kube_standin, prometheus, tmp_path):
+    import signal
+    with start_adapter(tmp_path / "adapter", prometheus_url=prometheus.url, kubeconfig=kube_standin.kubeconfig,
+                       rules=RULES, args=["--shutdown-delay-duration=3s"]) as adapter:
+        adapter.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 2
+        while adapter.request("/readyz").status != 500:
+            assert time.monotonic() < deadline, "still ready after SIGTERM"
+            time.sleep(0.05)
+        assert adapter.request("/apis/custom.metrics.k8s.io/v1beta1", headers=MASTERS,
+                               cert=kube_standin.front_proxy_client).status == 200  # still serving
+        assert adapter.proc.wait(timeout=15) == 0
