@@ -86,7 +86,7 @@ def _from_http_exception(exc: web.HTTPException) -> StatusError:
         return NotFound.for_path()
     if exc.status == 405:
         return MethodNotAllowed("the server does not allow this method on the requested resource")
-    if exc.status in (413, 414, 431) or 400 <= exc.status < 500:
+    if 400 <= exc.status < 500:  # e.g. 413/414/431 from aiohttp's own limits
         return BadRequest(exc.reason or "bad request")
     return InternalError.wrapping(exc.reason or "internal error")
 
