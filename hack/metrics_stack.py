@@ -226,7 +226,7 @@ class AdapterProcess:
 
     def __init__(self, *, workdir: Path, kubeconfig: Path, prometheus_url: str, rules: str = RULES,
                  port: int | None = None, relist_interval: str = "2s",
-                 extra_args: Sequence[str] = ()) -> None:
+                 extra_args: Sequence[str] = (), python_args: Sequence[str] = ()) -> None:
         self.workdir = workdir
         self.port = port or free_port()
         self.kubeconfig = kubeconfig
@@ -234,6 +234,7 @@ class AdapterProcess:
         self.rules = rules
         self.relist_interval = relist_interval
         self.extra_args = tuple(extra_args)
+        self.python_args = tuple(python_args)  # e.g. ("-m", "cProfile", "-o", "adapter.prof")
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -267,7 +268,7 @@ class AdapterProcess:
         (self.workdir / "rules.yaml").write_text(self.rules)
         log = open(self.log_file, "ab")  # noqa: SIM115 (owned by the child)
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "adapter", *self.args()],
+            self._proc = subprocess.Popen([sys.executable, *self.python_args, "-m", "adapter", *self.args()],
                                           stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
         finally:
             log.close()

@@ -1,0 +1,254 @@
+"""Benchmark: what the adapter adds on top of Prometheus for custom-metrics requests.
+
+    python -m hack.bench.adapter_latency [--requests 300] [--concurrency 16] [--seconds 5]
+
+Starts, in this run: the sample exporter with 100 pods (namespace `b100`) and 2,000 pods
+(namespace `b2k`), a real Prometheus scraping it every second, the API-server stand-in holding
+those pods, and the adapter (`python -m adapter`, TLS, delegated auth against the stand-in,
+pods from its watch cache). Then it measures, from one aiohttp client with keep-alive:
+
+* `pods/*/http_requests_per_second` over the 100 pods through the adapter (TLS, bearer token
+  authenticated through a cached TokenReview/SubjectAccessReview) versus the very PromQL the
+  adapter sends for it (`adapter.rules.query.render_custom`) posted straight to Prometheus'
+  `/api/v1/query`: p50 and p99 of sequential requests (the two alternate, so drift hits both),
+  and throughput at concurrency 16 for a fixed time;
+* the discovery document `GET /apis/custom.metrics.k8s.io/v1beta1`;
+* the same request over the 2,000 pods (above the large-selection threshold the adapter queries
+  the namespace and filters against its cache instead of a 2,000-name regex), next to that
+  namespace query and the 2,000-name regex query sent straight to Prometheus.
+
+Bars (issue #4): adapter p50 ≤ 1.5× direct p50; adapter throughput ≥ 0.7× direct; 2,000-pod
+p50 ≤ 2× the 100-pod p50. Exit status 1 when a bar is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import ssl
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import aiohttp  # noqa: E402
+import yaml  # noqa: E402
+
+from hack import metrics_stack  # noqa: E402
+from hack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
+from hack.sample_exporter import FakePod, SampleExporter  # noqa: E402
+
+METRIC = "http_requests_per_second"
+SMALL, LARGE = ("b100", 100), ("b2k", 2000)
+Request = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Latency:
+    p50_ms: float
+    p99_ms: float
+
+    @classmethod
+    def of(cls, seconds: list[float]) -> Latency:
+        ordered = sorted(seconds)
+        p99 = ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+        return cls(p50_ms=statistics.median(ordered) * 1000, p99_ms=p99 * 1000)
+
+
+def _pods() -> list[FakePod]:
+    nodes = [f"bench-node-{i}" for i in range(4)]
+    return [FakePod(namespace=ns, name=f"app-{i:05d}", service="app", node=nodes[i % len(nodes)])
+            for ns, count in (SMALL, LARGE) for i in range(count)]
+
+
+def _promql(namespace: str, names: list[str] | None) -> str:
+    """The query the adapter sends for the request (same renderer, same compiled rule)."""
+    from adapter.config.load import parse_config
+    from adapter.rules import query
+    from adapter.rules.compile import compile_config
+    from adapter.rules.resources import PODS
+    from kubecommon.selectors import Selector
+
+    compiled = compile_config(parse_config(metrics_stack.RULES, source="bench"))
+    rule = next(r for r in compiled.custom if r.metric_name("http_requests_total") == METRIC)
+    return query.render_custom(rule, series_name="http_requests_total", resource=PODS, namespace=namespace,
+                               names=names, metric_selector=Selector.empty())
+
+
+async def _sequential(pairs: list[tuple[str, Request]], n: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name, _ in pairs}
+    for _ in range(n):
+        for name, call in pairs:
+            started = time.perf_counter()
+            await call()
+            times[name].append(time.perf_counter() - started)
+    return times
+
+
+async def _throughput(call: Request, concurrency: int, seconds: float) -> float:
+    done = 0
+    deadline = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        nonlocal done
+        while time.perf_counter() < deadline:
+            await call()
+            done += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return done / (time.perf_counter() - started)
+
+
+def _getter(session: aiohttp.ClientSession, url: str, headers: dict[str, str], *,
+            ssl_ctx: ssl.SSLContext | bool) -> Request:
+    async def call() -> None:
+        async with session.get(url, headers=headers, ssl=ssl_ctx) as resp:
+            body = await resp.read()  # read, not decoded: the direct calls are not decoded either
+            if resp.status != 200:
+                raise RuntimeError(f"GET {url}: {resp.status} {body[:300]!r}")
+    return call
+
+
+async def _check_items(session: aiohttp.ClientSession, url: str, headers: dict[str, str],
+                       ssl_ctx: ssl.SSLContext | bool, count: int) -> None:
+    """Once, before timing: the answer really has a value for every selected pod."""
+    async with session.get(url, headers=headers, ssl=ssl_ctx) as resp:
+        items = (await resp.json())["items"]
+    if len(items) != count:
+        raise RuntimeError(f"GET {url}: {len(items)} items, expected {count}")
+
+
+def _poster(session: aiohttp.ClientSession, url: str, promql: str) -> Request:
+    async def call() -> None:
+        async with session.post(f"{url}/api/v1/query", data={"query": promql}) as resp:
+            body = await resp.read()
+            if resp.status != 200:
+                raise RuntimeError(f"prometheus: {resp.status} {body[:300]!r}")
+    return call
+
+
+async def _measure(adapter_url: str, prometheus_url: str, token: str, args: argparse.Namespace) -> dict[str, Any]:
+    ctx = metrics_stack.insecure_context()  # a self-signed serving cert for the Service name
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    base = f"{adapter_url}/apis/custom.metrics.k8s.io/v1beta1/namespaces"
+    connector = aiohttp.TCPConnector(limit=args.concurrency * 2)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        small_names = [f"app-{i:05d}" for i in range(SMALL[1])]
+        for namespace, count in (SMALL, LARGE):
+            await _check_items(session, f"{base}/{namespace}/pods/*/{METRIC}", headers, ctx, count)
+        adapter_small = _getter(session, f"{base}/{SMALL[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
+        adapter_large = _getter(session, f"{base}/{LARGE[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
+        direct_small = _poster(session, prometheus_url, _promql(SMALL[0], small_names))
+        direct_large = _poster(session, prometheus_url, _promql(LARGE[0], None))
+        # what an adapter that always lists names would send: a 2,000-name regex matcher
+        regex_large = _poster(session, prometheus_url, _promql(LARGE[0], [f"app-{i:05d}" for i in range(LARGE[1])]))
+        discovery = _getter(session, f"{adapter_url}/apis/custom.metrics.k8s.io/v1beta1", headers, ssl_ctx=ctx)
+        pairs = [("adapter_100", adapter_small), ("direct_100", direct_small), ("adapter_2000", adapter_large),
+                 ("direct_2000", direct_large), ("regex_2000", regex_large), ("discovery", discovery)]
+        await _sequential(pairs, 20)  # warm-up: connections, caches, JIT-less Python paths
+        times = await _sequential(pairs, args.requests)
+        rates = {"direct_100": await _throughput(direct_small, args.concurrency, args.seconds),
+                 "adapter_100": await _throughput(adapter_small, args.concurrency, args.seconds)}
+    return {"latency": {name: Latency.of(values) for name, values in times.items()}, "throughput": rates}
+
+
+def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
+    lat: dict[str, Latency] = result["latency"]
+    rates: dict[str, float] = result["throughput"]
+    print(f"\nsequential requests, {args.requests} each (p50 / p99, ms):")
+    for name in ("direct_100", "adapter_100", "direct_2000", "regex_2000", "adapter_2000", "discovery"):
+        print(f"  {name:<13} {lat[name].p50_ms:8.2f} / {lat[name].p99_ms:8.2f}")
+    print(f"throughput at concurrency {args.concurrency} for {args.seconds:g}s (requests/s):")
+    for name in ("direct_100", "adapter_100"):
+        print(f"  {name:<13} {rates[name]:8.1f}")
+    checks = [
+        ("adapter p50 / direct p50 (100 pods)", lat["adapter_100"].p50_ms / lat["direct_100"].p50_ms, "<=", 1.5),
+        ("adapter / direct throughput (c=16)", rates["adapter_100"] / rates["direct_100"], ">=", 0.7),
+        ("2,000-pod p50 / 100-pod p50 (adapter)", lat["adapter_2000"].p50_ms / lat["adapter_100"].p50_ms,
+         "<=", 2.0),
+    ]
+    print("context (not bars):")
+    print(f"  adapter / direct, 2,000 pods (namespace query)  {lat['adapter_2000'].p50_ms / lat['direct_2000'].p50_ms:6.2f}")
+    print(f"  Prometheus alone, 2,000 / 100 pods                {lat['direct_2000'].p50_ms / lat['direct_100'].p50_ms:6.2f}")
+    print(f"  2,000-name regex / namespace query (Prometheus)   {lat['regex_2000'].p50_ms / lat['direct_2000'].p50_ms:6.2f}")
+    ok = True
+    print("bars:")
+    for label, value, op, bar in checks:
+        passed = value <= bar if op == "<=" else value >= bar
+        ok &= passed
+        print(f"  {label:<40} {value:6.2f}  (bar {op} {bar})  {'PASS' if passed else 'FAIL'}")
+    return ok
+
+
+def _wait_served(stack: metrics_stack.StandIn, namespace: str, count: int, timeout: float = 60.0) -> None:
+    path = f"/apis/custom.metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/*/{METRIC}"
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        result = stack.kubectl("get", "--raw", path, check=False)
+        if result.returncode == 0 and len(json.loads(result.stdout)["items"]) == count:
+            return
+        last = (result.stderr or result.stdout)[:300]
+        time.sleep(0.5)
+    raise TimeoutError(f"the adapter did not serve {count} pods in {namespace} within {timeout}s: {last}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=300, help="sequential requests per target")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=5.0, help="duration of each throughput run")
+    parser.add_argument("--profile", metavar="FILE", help="run the adapter under cProfile, stats to FILE")
+    args = parser.parse_args(argv)
+    pods = _pods()
+    exporter = SampleExporter().start()
+    for i, pod in enumerate(pods):  # one counter per pod keeps the Python exporter's scrapes short
+        exporter.set_counter("http_requests_total", {"namespace": pod.namespace, "pod": pod.name,
+                                                     "service": pod.service, "method": "GET", "code": "200"},
+                             rate=1.0 + (i % 10) / 10)
+    prometheus = LocalPrometheus([exporter.address], scrape_interval="2s")
+    with tempfile.TemporaryDirectory(prefix="prom-autoscaler-bench-") as tmp:
+        work = Path(tmp)
+        port = free_port()
+        namespace, name = metrics_stack.ADAPTER_SERVICE
+        standin = metrics_stack.StandIn(workdir=work / "standin", services={f"{namespace}/{name}": f"127.0.0.1:{port}"})
+        adapter = metrics_stack.AdapterProcess(workdir=work / "adapter", kubeconfig=standin.kubeconfig,
+                                               prometheus_url="", port=port, relist_interval="60s",
+                                               python_args=("-m", "cProfile", "-o", str(Path(args.profile).resolve()))
+                                               if args.profile else ())
+        try:
+            prometheus.start()
+            prometheus.wait_for(f'count(rate(http_requests_total{{namespace="{LARGE[0]}"}}[1m])) >= {LARGE[1]}',
+                                timeout=120)
+            standin.start()
+            standin.create(metrics_stack.cluster_objects(pods, deployments=False))
+            adapter.prometheus_url = prometheus.url
+            adapter.start()
+            standin.create(metrics_stack.apiservices(adapter.cert_file.read_bytes()))
+            standin.wait_apiservices_available(metrics_stack.APISERVICE_NAMES)
+            _wait_served(standin, SMALL[0], SMALL[1])
+            _wait_served(standin, LARGE[0], LARGE[1])
+            token = yaml.safe_load(standin.kubeconfig.read_text())["users"][0]["user"]["token"]
+            print(f"prometheus {prometheus.url}, adapter {adapter.url}, {len(pods)} pods, "
+                  f"{exporter.series_count()} series")
+            result = asyncio.run(_measure(adapter.url, prometheus.url, token, args))
+        finally:
+            adapter.stop()
+            standin.stop()
+            prometheus.close()
+            exporter.stop()
+    return 0 if _report(result, args) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
