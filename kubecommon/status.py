@@ -99,7 +99,8 @@ class Forbidden(StatusError):
         """kube-apiserver's wording for a denied request (resource or non-resource)."""
         if not resource:
             return cls(f'forbidden: User "{user}" cannot {verb} path "{path}"')
-        target = qualified_resource(resource + (f"/{subresource}" if subresource else ""), group)
+        # The subject names the resource alone; the subresource appears only after "cannot <verb>".
+        target = qualified_resource(resource, group)
         subject = f'{target} "{name}"' if name else target
         where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
         message = (f'{subject} is forbidden: User "{user}" cannot {verb} resource '

@@ -36,6 +36,17 @@ def test_metrics_server_not_found_wording() -> None:
     assert body["details"] == {"name": "default/web-0", "group": "metrics.k8s.io", "kind": "pods"}
 
 
+def test_forbidden_wording_matches_kube_apiserver() -> None:
+    error = status.Forbidden.for_request(user="jane", verb="get", resource="pods", subresource="rps",
+                                         group="custom.metrics.k8s.io", name="*", namespace="shop")
+    assert error.message == ('pods.custom.metrics.k8s.io "*" is forbidden: User "jane" cannot get resource '
+                             '"pods/rps" in API group "custom.metrics.k8s.io" in the namespace "shop"')
+    cluster = status.Forbidden.for_request(user="jane", verb="list", resource="nodes", group="metrics.k8s.io")
+    assert cluster.message.endswith('in API group "metrics.k8s.io" at the cluster scope')
+    path = status.Forbidden.for_request(user="jane", verb="get", path="/metrics")
+    assert path.message == 'forbidden: User "jane" cannot get path "/metrics"'
+
+
 def test_non_status_body_maps_by_code() -> None:
     error = status.status_error_from_dict({"oops": 1}, 503)
     assert isinstance(error, status.ServiceUnavailable)
