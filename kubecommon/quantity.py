@@ -25,6 +25,8 @@ __all__ = [
     "format_bytes",
     "format_cpu_cores",
     "format_decimal",
+    "format_milli",
+    "milli_from_float",
 ]
 
 
@@ -113,12 +115,7 @@ class Quantity:
 
         ±Inf is clamped to the int64 range instead of Go's undefined conversion.
         """
-        if math.isnan(value):
-            return cls.from_milli(0, fmt)
-        scaled = value * 1000.0
-        if math.isinf(scaled) or abs(scaled) >= 2**63:
-            return cls.from_milli(2**63 - 1 if scaled > 0 else -(2**63 - 1), fmt)
-        return cls.from_milli(int(scaled), fmt)
+        return cls.from_milli(milli_from_float(value), fmt)
 
     def milli_value(self) -> int:
         """What client-go's `MilliValue()` returns: ceil(value × 1000)."""
@@ -131,6 +128,37 @@ class Quantity:
 
     def __str__(self) -> str:
         return _canonical(self.value, self.format)
+
+
+def milli_from_float(value: float) -> int:
+    """prometheus-adapter's `int64(v*1000)`: milli-units truncated toward zero; NaN → 0, ±Inf and
+    out-of-range values clamped to ±(2^63-1) instead of Go's undefined conversion."""
+    if math.isnan(value):
+        return 0
+    scaled = value * 1000.0
+    if math.isinf(scaled) or abs(scaled) >= 2**63:
+        return 2**63 - 1 if scaled > 0 else -(2**63 - 1)
+    return int(scaled)
+
+
+def format_milli(milli: int) -> str:
+    """`str(Quantity.from_milli(milli))` with integer arithmetic only: the canonical DecimalSI text
+    of milli/1000, for hot paths that format thousands of metric values per answer."""
+    if milli == 0:
+        return "0"
+    sign = ""
+    if milli < 0:
+        sign, milli = "-", -milli
+    exponent = -3
+    while milli % 10 == 0:
+        milli //= 10
+        exponent += 1
+    shift = exponent % 3  # down to the next multiple of 3, as DecimalSI suffixes step
+    if shift:
+        milli, exponent = milli * 10**shift, exponent - shift
+    if exponent > 18:
+        milli, exponent = milli * 10 ** (exponent - 18), 18
+    return f"{sign}{milli}{_DECIMAL_SUFFIX_BY_EXPONENT[exponent]}"
 
 
 def format_decimal(value: float | int | Decimal) -> str:

@@ -26,7 +26,7 @@ from adapter.services.results import (
     PodMetrics,
     PodMetricsList,
 )
-from kubecommon.quantity import Quantity
+from kubecommon.quantity import Quantity, format_milli
 from kubecommon.selectors import Selector, label_selector_from_selector
 
 __all__ = [
@@ -129,7 +129,7 @@ def render_custom(result: MetricValueList, version: str) -> JSON:
         item["timestamp"] = times(value.timestamp)
         if result.window_seconds:
             item[window_key] = result.window_seconds
-        item["value"] = str(value.value)
+        item["value"] = format_milli(value.milli)
         if version == "v1beta1":
             item["selector"] = selector
         items.append(item)
@@ -155,7 +155,7 @@ def encode_custom(result: MetricValueList, version: str) -> bytes:
         return slow()
     # Render one probe item the slow way and cut it around its per-item parts.
     name_mark, time_mark = _dumps(_NAME_MARK), format_time(0.0)
-    probe = MetricValue(name=_NAME_MARK, timestamp=0.0, value=Quantity.of(0))
+    probe = MetricValue(name=_NAME_MARK, timestamp=0.0, milli=0)
     sample_item = _dumps(render_custom(replace(result, items=(probe,)), version)["items"][0])
     time_key, value_key = '"timestamp":"', '","value":"'
     if sample_item.count(name_mark) != 1 or sample_item.count(time_key + time_mark + value_key + "0") != 1:
@@ -165,7 +165,8 @@ def encode_custom(result: MetricValueList, version: str) -> bytes:
     tail = after_time[len(value_key) + 1:]
     times, quote = _Times(), encode_basestring_ascii
     body = ",".join(
-        f"{before_name}{quote(v.name)}{middle}{time_key}{times(v.timestamp)}{value_key}{v.value}{tail}"
+        f"{before_name}{quote(v.name)}{middle}{time_key}{times(v.timestamp)}{value_key}"
+        f"{format_milli(v.milli)}{tail}"
         for v in result.items)
     return (f'{{"kind":"MetricValueList","apiVersion":"{CUSTOM_GROUP}/{version}","metadata":{{}},'
             f'"items":[{body}]}}').encode()
@@ -178,7 +179,7 @@ def render_external(result: ExternalMetricValueList) -> JSON:
                       "timestamp": times(value.timestamp)}
         if value.window_seconds:
             item["window"] = value.window_seconds
-        item["value"] = str(value.value)
+        item["value"] = format_milli(value.milli)
         items.append(item)
     return {"kind": "ExternalMetricValueList", "apiVersion": f"{EXTERNAL_GROUP}/v1beta1",
             "metadata": {}, "items": items}

@@ -30,7 +30,7 @@ from adapter.services import errors
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
 from adapter.services.query_cache import QueryCache
 from adapter.services.results import MetricValue, MetricValueList
-from kubecommon.quantity import Quantity
+from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
 
 __all__ = ["CustomMetricRequest", "CustomMetricsService", "NAMESPACES", "DEFAULT_LARGE_SELECTION"]
@@ -131,7 +131,7 @@ def _answer(request: CustomMetricRequest, kind: KindInfo,
     return MetricValueList(
         kind=kind.kind, api_version=kind.api_version, namespace=request.namespace, metric=request.metric,
         selector=request.metric_selector,
-        items=tuple(MetricValue(name=name, timestamp=sample.timestamp, value=Quantity.from_float(sample.value))
+        items=tuple(MetricValue(name=name, timestamp=sample.timestamp, milli=milli_from_float(sample.value))
                     for name, sample in found))
 
 

@@ -19,7 +19,7 @@ from adapter.prometheus.api import PrometheusAPI
 from adapter.rules import query
 from adapter.services import errors
 from adapter.services.results import ExternalMetricValue, ExternalMetricValueList
-from kubecommon.quantity import Quantity
+from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
 
 __all__ = ["ExternalMetricRequest", "ExternalMetricsService"]
@@ -50,5 +50,5 @@ class ExternalMetricsService:
                                        what=f"external metric {request.metric}")
         return ExternalMetricValueList(items=tuple(
             ExternalMetricValue(metric=request.metric, labels=dict(sample.labels),
-                                timestamp=sample.timestamp, value=Quantity.from_float(sample.value))
+                                timestamp=sample.timestamp, milli=milli_from_float(sample.value))
             for sample in samples))

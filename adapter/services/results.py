@@ -1,6 +1,7 @@
 """What the metrics services return: plain values, rendered to JSON by `adapter.server.render_metrics`.
 
-Timestamps are Unix seconds (floats) and values are `Quantity` objects, so rendering decides the
+Timestamps are Unix seconds (floats); custom and external values are integer milli-units (what
+upstream's `NewMilliQuantity` holds), resource usage is `Quantity` objects; rendering decides the
 wire spelling (RFC 3339, canonical quantity strings) in one place. What every item of an answer
 shares is kept once, on the list: answers of thousands of objects stay cheap to build and encode.
 
@@ -34,7 +35,8 @@ class MetricValue:
 
     name: str
     timestamp: float
-    value: Quantity
+    #: the value in milli-units, exactly what upstream's `NewMilliQuantity` carries
+    milli: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +60,8 @@ class ExternalMetricValue:
     metric: str
     labels: Mapping[str, str] = field(default_factory=dict)
     timestamp: float
-    value: Quantity
+    #: the value in milli-units, exactly what upstream's `NewMilliQuantity` carries
+    milli: int
     window_seconds: int | None = None
 
 

@@ -10,6 +10,7 @@ from adapter.rules.resources import GroupResource
 from adapter.services import errors
 from adapter.services.custom_metrics import CustomMetricRequest, CustomMetricsService
 from kubecommon import status
+from kubecommon.quantity import format_milli
 from kubecommon.selectors import Selector, parse_selector
 
 from .conftest import T, caches, node, pod, registry, sample
@@ -45,7 +46,7 @@ async def test_single_object_value_with_described_object_and_sample_time() -> No
     result = await _service(prom, objects).get(_request("web-0"))
     [item] = result.items
     assert (result.kind, result.api_version, result.namespace, item.name) == ("Pod", "/v1", "shop", "web-0")
-    assert (result.metric, str(item.value), item.timestamp) == (METRIC, "1500m", T + 0.7)
+    assert (result.metric, format_milli(item.milli), item.timestamp) == (METRIC, "1500m", T + 0.7)
     assert objects.requested == [], "a single-object request needs no object cache"
 
 
@@ -80,7 +81,7 @@ async def test_selection_uses_cached_objects_in_name_order_and_skips_objects_wit
     objects = caches(pod("web-1", app="web"), pod("web-0", app="web"), pod("web-2", app="web"),
                      pod("db-0", app="db"), pod("web-9", namespace="other", app="web"))
     result = await _service(prom, objects).get(_request(None, labels="app=web"))
-    assert [(i.name, str(i.value)) for i in result.items] == [("web-0", "1"), ("web-1", "2")]
+    assert [(i.name, format_milli(i.milli)) for i in result.items] == [("web-0", "1"), ("web-1", "2")]
     assert [q for q, _ in prom.query_calls] == [Q_THREE]
 
 
@@ -119,7 +120,7 @@ async def test_namespace_object_metric() -> None:
     result = await _service(prom).get(request)
     [item] = result.items
     assert (result.kind, result.api_version, result.namespace, item.name) == ("Namespace", "/v1", None, "shop")
-    assert str(item.value) == "4"
+    assert format_milli(item.milli) == "4"
 
 
 async def test_cluster_scoped_selection_over_nodes() -> None:
@@ -131,14 +132,14 @@ async def test_cluster_scoped_selection_over_nodes() -> None:
         _request(None, resource=NODES, namespace=None, metric="node_temperature_celsius",
                  labels="!role"))
     assert (result.kind, result.namespace) == ("Node", None)
-    assert [(i.name, str(i.value)) for i in result.items] == [("n1", "60500m"), ("n2", "70")]
+    assert [(i.name, format_milli(i.milli)) for i in result.items] == [("n1", "60500m"), ("n2", "70")]
 
 
 async def test_nan_value_is_zero() -> None:
     prom = FakePrometheus()
     prom.set_query(Q_ONE, [sample(float("nan"), pod="web-0")])
     [item] = (await _service(prom).get(_request("web-0"))).items
-    assert str(item.value) == "0"
+    assert format_milli(item.milli) == "0"
 
 
 @pytest.mark.parametrize(("failure", "expected", "code"), [
@@ -173,5 +174,5 @@ async def test_repeated_request_reuses_the_rendered_query_but_asks_prometheus_ag
     first = await service.get(_request("web-0"))
     prom.set_query(Q_ONE, [sample(2, pod="web-0")])
     second = await service.get(_request("web-0"))
-    assert [str(r.items[0].value) for r in (first, second)] == ["1", "2"], "values are never cached"
+    assert [format_milli(r.items[0].milli) for r in (first, second)] == ["1", "2"], "values are never cached"
     assert [q for q, _ in prom.query_calls] == [Q_ONE, Q_ONE]

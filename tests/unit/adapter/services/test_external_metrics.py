@@ -7,6 +7,7 @@ import pytest
 from adapter.prometheus.fake import FakePrometheus
 from adapter.services import errors
 from adapter.services.external_metrics import ExternalMetricRequest, ExternalMetricsService
+from kubecommon.quantity import format_milli
 from kubecommon.selectors import Selector, parse_selector
 
 from .conftest import T, registry, sample
@@ -42,7 +43,7 @@ async def test_one_item_per_sample_with_its_labels_and_timestamp() -> None:
     prom.set_query('sum(queue_messages_ready{namespace="shop"}) by (queue)',
                    [sample(42, T + 1, queue="orders"), sample(7.5, T + 2, queue="emails")])
     result = await _service(prom).get(_request("queue_messages_ready"))
-    assert [(i.metric, dict(i.labels), i.timestamp, str(i.value)) for i in result.items] == [
+    assert [(i.metric, dict(i.labels), i.timestamp, format_milli(i.milli)) for i in result.items] == [
         ("queue_messages_ready", {"queue": "orders"}, T + 1, "42"),
         ("queue_messages_ready", {"queue": "emails"}, T + 2, "7500m"),
     ]
@@ -56,7 +57,7 @@ async def test_nan_is_zero_instead_of_go_int64_garbage() -> None:
     prom = FakePrometheus()
     prom.set_query('sum(queue_messages_ready{namespace="shop"}) by (queue)', [sample(float("nan"), queue="q")])
     [item] = (await _service(prom).get(_request("queue_messages_ready"))).items
-    assert str(item.value) == "0"
+    assert format_milli(item.milli) == "0"
 
 
 async def test_unknown_metric_is_404_naming_namespaces() -> None:

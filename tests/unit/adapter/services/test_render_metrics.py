@@ -18,7 +18,7 @@ from adapter.services.results import (
     PodMetrics,
     PodMetricsList,
 )
-from kubecommon.quantity import Quantity
+from kubecommon.quantity import Quantity, milli_from_float
 from kubecommon.selectors import Selector, parse_selector
 
 # 2026-08-20T10:15:30Z
@@ -28,7 +28,7 @@ T = 1787220930.0
 def _pod_value(selector: Selector = Selector.empty(), window: int | None = None) -> MetricValueList:
     return MetricValueList(kind="Pod", api_version="/v1", namespace="shop", metric="http_requests",
                            selector=selector, window_seconds=window,
-                           items=(MetricValue(name="web-0", timestamp=T + 0.9, value=Quantity.from_float(1.5)),))
+                           items=(MetricValue(name="web-0", timestamp=T + 0.9, milli=milli_from_float(1.5)),))
 
 
 def test_custom_v1beta1_item_has_metric_name_top_level_selector_null() -> None:
@@ -60,7 +60,7 @@ def test_custom_window_key_depends_on_version(version: str, key: str) -> None:
 
 def test_namespace_object_reference_has_no_namespace() -> None:
     value = MetricValueList(kind="Namespace", api_version="/v1", namespace=None, metric="queue_depth",
-                            items=(MetricValue(name="prod", timestamp=T, value=Quantity.from_float(42)),))
+                            items=(MetricValue(name="prod", timestamp=T, milli=milli_from_float(42)),))
     doc = render_metrics.render_custom(value, "v1beta1")
     assert doc["items"][0]["describedObject"] == {"kind": "Namespace", "name": "prod", "apiVersion": "/v1"}
 
@@ -68,7 +68,7 @@ def test_namespace_object_reference_has_no_namespace() -> None:
 def _many(names: list[str], **fields: object) -> MetricValueList:
     base: dict[str, object] = {"kind": "Pod", "api_version": "/v1", "namespace": "shop", "metric": "rps"}
     base.update(fields)
-    return MetricValueList(items=tuple(MetricValue(name=n, timestamp=T + i * 0.6, value=Quantity.from_float(i / 3))
+    return MetricValueList(items=tuple(MetricValue(name=n, timestamp=T + i * 0.6, milli=milli_from_float(i / 3))
                                        for i, n in enumerate(names)), **base)  # type: ignore[arg-type]
 
 
@@ -99,9 +99,9 @@ def test_empty_lists_have_metadata_and_empty_items() -> None:
 def test_external_item_has_metric_labels_even_when_empty() -> None:
     values = ExternalMetricValueList(items=(
         ExternalMetricValue(metric="queue_messages_ready", labels={"queue": "worker_tasks"},
-                            timestamp=T, value=Quantity.from_float(42.0)),
+                            timestamp=T, milli=milli_from_float(42.0)),
         ExternalMetricValue(metric="queue_messages_ready", labels={}, timestamp=T,
-                            value=Quantity.from_float(0.25)),
+                            milli=milli_from_float(0.25)),
     ))
     assert render_metrics.render_external(values)["items"] == [
         {"metricName": "queue_messages_ready", "metricLabels": {"queue": "worker_tasks"},
