@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from kubecommon.selectors import SelectorError, selector_from_label_selector
+from kubecommon.selectors import (SelectorError, selector_from_label_selector,
+                                  validate_label_name, validate_label_value)
 from kubecommon.status import BadRequest
 
 from .resources import ResourceType
@@ -108,8 +109,51 @@ def _default_hpa(spec: dict[str, Any]) -> None:
             behavior[name] = {k: v for k, v in merged.items() if v is not None}
 
 
+def _validate_metadata(obj: dict[str, Any]) -> Causes:
+    causes: Causes = []
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    if not isinstance(labels, dict):
+        return [("metadata.labels", "Invalid value: must be a map of strings")]
+    for key, value in labels.items():
+        try:
+            validate_label_name(str(key))
+        except SelectorError as e:
+            causes.append(("metadata.labels", f'Invalid value: "{key}": {e}'))
+        try:
+            if not isinstance(value, str):
+                raise SelectorError("must be a string")
+            validate_label_value(value)
+        except SelectorError as e:
+            causes.append(("metadata.labels", f'Invalid value: "{value}": {e}'))
+    return causes
+
+
+def _validate_pod_spec(spec: dict[str, Any], path: str) -> Causes:
+    containers = spec.get("containers")
+    if not containers:
+        return [(f"{path}.containers", "Required value")]
+    causes: Causes = []
+    for i, c in enumerate(containers):
+        if not c.get("name"):
+            causes.append((f"{path}.containers[{i}].name", "Required value"))
+        if not c.get("image"):
+            causes.append((f"{path}.containers[{i}].image", "Required value"))
+    return causes
+
+
 def validate(rt: ResourceType, obj: dict[str, Any]) -> Causes:
+    causes = _validate_metadata(obj)
+    return causes or _validate_kind(rt, obj)
+
+
+def _validate_kind(rt: ResourceType, obj: dict[str, Any]) -> Causes:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if rt.storage_key == ("", "pods"):
+        return _validate_pod_spec(spec, "spec")
+    if rt.storage_key == ("", "services"):
+        return [(f"spec.ports[{i}].port", f"Invalid value: {p.get('port')}: must be between 1 "
+                 "and 65535, inclusive") for i, p in enumerate(spec.get("ports") or [])
+                if not isinstance(p.get("port"), int) or not 1 <= p["port"] <= 65535]
     if rt.group == "apps":
         return _validate_workload(spec)
     if (rt.group, rt.plural) == ("apiextensions.k8s.io", "customresourcedefinitions"):
@@ -142,7 +186,7 @@ def _validate_workload(spec: dict[str, Any]) -> Causes:
                  "not match template `labels`")]
     if int(spec.get("replicas", 0)) < 0:
         return [("spec.replicas", "Invalid value: must be greater than or equal to 0")]
-    return []
+    return _validate_pod_spec((spec.get("template") or {}).get("spec") or {}, "spec.template.spec")
 
 
 def _validate_crd(obj: dict[str, Any], spec: dict[str, Any]) -> Causes:

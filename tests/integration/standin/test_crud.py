@@ -140,3 +140,22 @@ def test_kubectl_typed_create_commands_send_protobuf_and_work(kube_standin, stan
     assert dep["spec"]["replicas"] == 0  # an explicit zero survives (pointer field)
     assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
     assert "minReadySeconds" not in dep["spec"]  # omitempty zero dropped as Go does
+
+
+@pytest.mark.parametrize("obj, field", [
+    pytest.param({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "empty"}, "spec": {}},
+                 "spec.containers", id="pod-without-containers"),
+    pytest.param({"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "bad-label", "labels": {"a": "not valid!"}}},
+                 "metadata.labels", id="invalid-label-value"),
+    pytest.param({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mismatch"},
+                  "spec": {"selector": {"matchLabels": {"app": "a"}},
+                           "template": {"metadata": {"labels": {"app": "b"}},
+                                        "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+                 "spec.template.metadata.labels", id="selector-not-matching-template"),
+])
+def test_invalid_objects_are_rejected_naming_the_field(kube_standin, standin_namespace, obj, field):
+    out = kube_standin.kubectl("create", "-n", standin_namespace, "-f", "-", input=json.dumps(obj),
+                               check=False)
+    assert out.returncode == 1
+    assert f'The {obj["kind"]} "{obj["metadata"]["name"]}" is invalid: {field}' in out.stderr
