@@ -24,6 +24,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
+from yarl import URL
 
 from kubecommon import tls
 
@@ -148,10 +149,10 @@ class Aggregator:
             self._contexts[key] = ctx
         return self._contexts[key]
 
-    def _target(self, apiservice: Obj, raw_path: str) -> tuple[str, dict[str, Any]]:
+    def _target(self, apiservice: Obj, raw_path: str) -> tuple[URL, dict[str, Any]]:
         host, port = self.resolve(apiservice)
         ref = apiservice["spec"]["service"]
-        url = f"https://{host}:{port}{raw_path}"
+        url = URL(f"https://{host}:{port}{raw_path}", encoded=True)
         return url, {"ssl": self._ssl(apiservice),
                      "server_hostname": f"{ref['name']}.{ref['namespace']}.svc"}
 
@@ -251,9 +252,11 @@ def _available(apiservice: Obj) -> bool:
 
 
 def _raw_path(request: web.Request) -> str:
-    # Re-escape the decoded path the way Go's URL.EscapedPath does (`*` becomes %2A).
+    # Re-escape the decoded path the way Go's URL.EscapedPath does (`*` becomes %2A); the query
+    # goes on as the client encoded it.
     path = urllib.parse.quote(request.path, safe="/:@!$&'()+,;=-._~")
-    return path + (f"?{request.query_string}" if request.query_string else "")
+    query = request.rel_url.raw_query_string
+    return path + (f"?{query}" if query else "")
 
 
 def multidict(headers: list[tuple[str, str]]) -> CIMultiDict[str]:

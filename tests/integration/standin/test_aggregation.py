@@ -41,7 +41,9 @@ class Backend:
         async def handle(request: web.Request) -> web.Response:
             peer = request.transport.get_extra_info("peercert") if request.transport else None
             cn = dict(x[0] for x in peer["subject"])["commonName"] if peer else None
-            self.seen.append({"path": request.path, "user": request.headers.getall("X-Remote-User", []),
+            self.seen.append({"path": request.path, "raw_path": request.rel_url.raw_path,
+                              "selector": request.query.get("labelSelector"),
+                              "user": request.headers.getall("X-Remote-User", []),
                               "groups": request.headers.getall("X-Remote-Group", []),
                               "authorization": request.headers.get("Authorization"), "peer_cn": cn})
             # Connection: close leaves no idle TLS connection to tear down at the end.
@@ -121,10 +123,13 @@ def test_proxy_sends_front_proxy_identity_and_merges_discovery(kube_standin, bac
     probes = [r for r in backend.seen if r["user"] == ["system:kube-aggregator"]]
     assert probes and probes[-1]["groups"] == ["system:masters"]
     assert probes[-1]["path"] == f"/apis/{GROUP}/{VERSION}" and probes[-1]["peer_cn"] == "front-proxy-client"
-    out = kube_standin.kubectl("get", "--raw", f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/*/requests")
+    out = kube_standin.kubectl("get", "--raw", f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/*/"
+                               "requests?labelSelector=app+in+%28a%2Cb%29%2Ctier%3Dx%2By")
     assert json.loads(out.stdout)["groupVersion"] == f"{GROUP}/{VERSION}"
     seen = backend.last_proxied()
     assert seen["path"] == "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/*/requests"
+    assert seen["raw_path"].endswith("/pods/%2A/requests")  # re-escaped as kube-aggregator does
+    assert seen["selector"] == "app in (a,b),tier=x+y"
     assert seen["user"] == ["kubernetes-admin"]
     assert "system:masters" in seen["groups"] and "system:authenticated" in seen["groups"]
     assert seen["peer_cn"] == "front-proxy-client" and seen["authorization"] is None
