@@ -113,6 +113,11 @@ class Aggregator:
             raise Unresolvable("ServicePortError", f'service/{name} in "{ns}" is not listening '
                                f"on port {port}")
         address = self._endpoint(ns, name, sport)
+        if address is None and store.get(("", "endpoints"), (ns, name)) is None and not any(
+                (eps["metadata"].get("labels") or {}).get("kubernetes.io/service-name") == name
+                for eps in store.objects(("discovery.k8s.io", "endpointslices"), ns)):
+            raise Unresolvable("EndpointsNotFound", f'cannot find endpoints for service/{name} '
+                               f'in "{ns}"')
         if address is None:
             raise Unresolvable("MissingEndpoints", f'endpoints for service/{name} in "{ns}" have '
                                f'no addresses with port name "{sport.get("name", "")}"')
