@@ -18,6 +18,7 @@ from adapter.server import render_metrics
 from adapter.services import errors
 from adapter.services.custom_metrics import CustomMetricRequest, CustomMetricsService
 from adapter.services.kinds import normalize_resource
+from kubecommon.fieldselectors import FieldSelector
 
 __all__ = ["SERVICE", "VERSIONS", "parse_path", "register"]
 
@@ -26,7 +27,8 @@ SERVICE = web.AppKey("custom_metrics_service", CustomMetricsService)
 _PREFIX = f"/apis/{render_metrics.CUSTOM_GROUP}"
 
 
-def parse_path(tail: str, label_selector: str | None, metric_selector: str | None) -> CustomMetricRequest:
+def parse_path(tail: str, label_selector: str | None, metric_selector: str | None,
+               field_selector: str | None = None) -> CustomMetricRequest:
     """The request a decoded path tail (after `/apis/<group>/<version>/`) and query describe."""
     parts = tail.split("/")
     if any(not part for part in parts):
@@ -40,6 +42,10 @@ def parse_path(tail: str, label_selector: str | None, metric_selector: str | Non
         namespace, (resource, name, metric) = None, parts
     else:
         raise errors.InvalidRequestPath()
+    pinned = (errors.parse_field_selector_param(field_selector) or FieldSelector()).value_for("metadata.name")
+    if pinned is not None and name != "*" and pinned != name:
+        # what the generic GET handler of k8s.io/apiserver says (custom-metrics-apiserver inherits it)
+        raise errors.BadSelector("fieldSelector metadata.name doesn't match requested name")
     return CustomMetricRequest(
         resource=normalize_resource(resource), metric=metric, namespace=namespace,
         name=None if name == "*" else name,
@@ -49,7 +55,7 @@ def parse_path(tail: str, label_selector: str | None, metric_selector: str | Non
 async def get_metric(request: web.Request) -> web.Response:
     version = request.match_info["version"]
     parsed = parse_path(request.match_info["tail"], request.query.get("labelSelector"),
-                        request.query.get("metricLabelSelector"))
+                        request.query.get("metricLabelSelector"), request.query.get("fieldSelector"))
     result = await request.app[SERVICE].get(parsed)
     return web.Response(body=render_metrics.encode_custom(result, version), content_type="application/json")
 

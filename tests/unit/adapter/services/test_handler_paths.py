@@ -64,3 +64,10 @@ def test_external_path_and_selector() -> None:
 def test_other_external_paths_are_404(tail: str) -> None:
     with pytest.raises(status.NotFound, match="the server could not find the requested resource"):
         external_metrics.parse_path(tail, None)
+
+
+def test_field_selector_naming_another_object_is_400() -> None:
+    with pytest.raises(status.BadRequest, match="^fieldSelector metadata.name doesn't match requested name$"):
+        custom_metrics.parse_path("namespaces/ns/pods/web-0/m", None, None, "metadata.name=web-1")
+    request = custom_metrics.parse_path("namespaces/ns/pods/web-0/m", None, None, "metadata.name=web-0")
+    assert request.name == "web-0"
