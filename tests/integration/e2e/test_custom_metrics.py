@@ -14,7 +14,7 @@ from kubecommon.quantity import Quantity
 
 from .conftest import Stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]  # incl. stack start
 
 VERSIONS = ("v1beta1", "v1beta2")
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")

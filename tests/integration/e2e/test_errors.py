@@ -7,7 +7,7 @@ import pytest
 
 from .conftest import Stack, wait_until
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]  # incl. stack start
 
 CM = "/apis/custom.metrics.k8s.io/v1beta1"
 CM2 = "/apis/custom.metrics.k8s.io/v1beta2"

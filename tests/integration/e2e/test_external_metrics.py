@@ -8,7 +8,7 @@ import pytest
 
 from .conftest import Stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]  # incl. stack start
 
 
 def _items(stack: Stack, path: str) -> list[tuple[dict[str, str], str]]:

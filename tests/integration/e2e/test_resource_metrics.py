@@ -11,7 +11,7 @@ from kubecommon.quantity import Quantity
 
 from .conftest import Stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]  # incl. stack start
 
 MEMORY = {"web-7d9f8-abcde": "120Mi", "web-7d9f8-fghij": "110Mi", "web-7d9f8-klmno": "100Mi",
           "cart-5c6b7-pqrst": "80Mi", "api-66f4c-uvwxy": "60Mi", "api-66f4c-zabcd": "64Mi"}
