@@ -42,7 +42,10 @@ log = logging.getLogger(__name__)
 # (api path, HTTP status or 0 for no answer, seconds) -> None; for the adapter's own /metrics.
 RequestObserver = Callable[[str, int, float], None]
 
-_CHUNK = 64 * 1024
+_CHUNK = 256 * 1024
+# Socket read buffer per response: large enough that a big series answer is not throttled by
+# thousands of pause/resume cycles of the transport (aiohttp's default is 64 KiB).
+_READ_BUFSIZE = 1024 * 1024
 _MAX_ERROR_BODY = 64 * 1024
 
 
@@ -111,7 +114,8 @@ class PrometheusClient:
                     f"--prometheus-client-tls-cert-file/-key-file): {exc}") from None
         connector = aiohttp.TCPConnector(limit=s.max_connections, ssl=ssl_context)
         self._session = aiohttp.ClientSession(
-            connector=connector, headers=CIMultiDict(s.headers), raise_for_status=False
+            connector=connector, headers=CIMultiDict(s.headers), raise_for_status=False,
+            read_bufsize=_READ_BUFSIZE,
         )
 
     async def close(self) -> None:
