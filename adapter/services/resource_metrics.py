@@ -47,6 +47,7 @@ from kubecommon.selectors import Selector
 __all__ = ["ResourceMetricsService", "ResourceQuery"]
 
 _METRICS_GROUP = "metrics.k8s.io"
+_PARALLEL_NAMESPACES = 8
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,7 +114,15 @@ class ResourceMetricsService:
         by_namespace: dict[str, list[KubeObject]] = {}
         for pod in pods:
             by_namespace.setdefault(pod.namespace, []).append(pod)
-        usages = await asyncio.gather(*(self._pod_usage(ns, group) for ns, group in by_namespace.items()))
+        # Two queries per namespace, as upstream, but at most _PARALLEL_NAMESPACES at a time so
+        # `kubectl top pods -A` on a cluster of many namespaces does not flood Prometheus.
+        gate = asyncio.Semaphore(_PARALLEL_NAMESPACES)
+
+        async def usage_of(namespace: str, group: list[KubeObject]) -> dict[str, _Usage]:
+            async with gate:
+                return await self._pod_usage(namespace, group)
+
+        usages = await asyncio.gather(*(usage_of(ns, group) for ns, group in by_namespace.items()))
         now, window = self._clock(), self._rules.window_seconds
         result = []
         for group, usage in zip(by_namespace.values(), usages, strict=True):

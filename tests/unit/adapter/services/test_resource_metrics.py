@@ -148,3 +148,29 @@ async def test_prometheus_down_is_503_not_an_empty_list() -> None:
                    prom_errors.PrometheusUnreachable("refused"))
     with pytest.raises(errors.MetricsUnavailable):
         await _service(prom, caches(nodes=[node("n1")])).list_nodes(ResourceQuery())
+
+
+class _Counting(FakePrometheus):
+    """Answers every query with one sample per pod and records how many ran at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = self.peak = 0
+
+    async def query(self, promql, *, time=None):  # type: ignore[no-untyped-def]
+        import asyncio
+
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        await asyncio.sleep(0)  # let the other queries start
+        self.running -= 1
+        namespace = promql.split('namespace="')[1].split('"')[0]
+        return [sample(1, pod=f"p-{namespace}", container="c")]
+
+
+async def test_all_namespaces_are_queried_a_few_namespaces_at_a_time() -> None:
+    prom = _Counting()
+    objects = caches(*(pod(f"p-ns{i}", f"ns{i}") for i in range(20)))
+    result = await _service(prom, objects).list_pods(None, ResourceQuery())
+    assert len(result.items) == 20
+    assert 2 <= prom.peak <= 16, "two queries per namespace, at most 8 namespaces at once"
