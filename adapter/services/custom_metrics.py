@@ -25,7 +25,7 @@ from adapter.kube.objects import ObjectCaches
 from adapter.prometheus.api import PrometheusAPI, Sample
 from adapter.rules import query
 from adapter.rules.query import PromQL
-from adapter.rules.resources import GroupResource
+from adapter.rules.resources import NAMESPACES, GroupResource
 from adapter.services import errors
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
 from adapter.services.query_cache import QueryCache
@@ -33,9 +33,8 @@ from adapter.services.results import MetricValue, MetricValueList
 from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
 
-__all__ = ["CustomMetricRequest", "CustomMetricsService", "NAMESPACES", "DEFAULT_LARGE_SELECTION"]
+__all__ = ["CustomMetricRequest", "CustomMetricsService", "DEFAULT_LARGE_SELECTION"]
 
-NAMESPACES = GroupResource(group="", resource="namespaces")
 #: above this many selected objects, query by namespace and filter instead of a name regex
 DEFAULT_LARGE_SELECTION = 100
 
@@ -93,13 +92,12 @@ class CustomMetricsService:
     async def _selection(self, request: CustomMetricRequest, entry: CustomMetricEntry,
                          label: str) -> MetricValueList:
         try:
-            reader = await self._objects.reader(request.resource)
+            reader = await errors.kube_guarded(self._objects.reader(request.resource))
         except kube_errors.UnknownResource:
             raise errors.MetricNotFound.for_resource(str(request.resource), request.metric) from None
-        except kube_errors.KubeError as err:
-            raise errors.ObjectsUnavailable() from err
-        # the cache answers in (namespace, name) order: the order of a kube LIST, as upstream
-        names = list(dict.fromkeys(obj.name for obj in reader.list(request.namespace, request.label_selector)))
+        # The cache answers in (namespace, name) order, the order of a kube LIST, as upstream;
+        # names are unique within one namespace (or cluster-wide for cluster-scoped resources).
+        names = [obj.name for obj in reader.list(request.namespace, request.label_selector)]
         if not names:
             # prometheus-adapter cannot build a query without names and answers 404
             raise errors.MetricNotFound.for_resource(str(request.resource), request.metric)
@@ -124,15 +122,15 @@ class CustomMetricsService:
         return await errors.guarded(self._prometheus.query(promql),
                                     what=f"custom metric {request.metric} for {request.resource}")
 
+
 def _answer(request: CustomMetricRequest, kind: KindInfo,
             found: Sequence[tuple[str, Sample]]) -> MetricValueList:
     # The sample's timestamp is the instant query's evaluation time (prometheus-adapter uses its
     # wall clock at response time: the same moment, give or take the query latency).
-    return MetricValueList(
-        kind=kind.kind, api_version=kind.api_version, namespace=request.namespace, metric=request.metric,
-        selector=request.metric_selector,
-        items=tuple(MetricValue(name=name, timestamp=sample.timestamp, milli=milli_from_float(sample.value))
-                    for name, sample in found))
+    items = tuple(MetricValue(name=name, timestamp=sample.timestamp, milli=milli_from_float(sample.value))
+                  for name, sample in found)
+    return MetricValueList(kind=kind.kind, api_version=kind.api_version, namespace=request.namespace,
+                           metric=request.metric, selector=request.metric_selector, items=items)
 
 
 def _by_name(samples: Sequence[Sample], label: str) -> dict[str, Sample]:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
+from adapter.kube import errors as kube_errors
 from adapter.prometheus import errors as prom_errors
 from adapter.rules import query
 from kubecommon import status
@@ -29,6 +30,7 @@ __all__ = [
     "ObjectsUnavailable",
     "UnableToFetchMetrics",
     "guarded",
+    "kube_guarded",
     "query_errors",
     "parse_field_selector_param",
     "parse_selector_param",
@@ -73,7 +75,7 @@ class ObjectsUnavailable(status.ServiceUnavailable):
     """The object cache for a `*` request cannot be synced (Kubernetes API unreachable)."""
 
     def __init__(self) -> None:
-        super().__init__("unable to list matching resources")
+        super().__init__("unable to list matching resources: the Kubernetes API is unavailable")
 
 
 class UnableToFetchMetrics(status.InternalError):
@@ -101,6 +103,21 @@ def parse_field_selector_param(text: str | None) -> FieldSelector | None:
         return parse_field_selector(text)
     except SelectorError as err:
         raise BadSelector(str(err)) from None
+
+
+async def kube_guarded(call: Awaitable[_T]) -> _T:
+    """Await an object-cache call; an unreachable API is a 503, anything else but an unknown
+    resource (RBAC, a broken API) is ours to fix: 500, as prometheus-adapter words it."""
+    try:
+        return await call
+    except kube_errors.UnknownResource:
+        raise
+    except kube_errors.KubeUnavailable as err:
+        _log.warning("unable to list matching resources: %s", err)
+        raise ObjectsUnavailable() from err
+    except kube_errors.KubeError as err:
+        _log.error("unable to list matching resources: %s", err)
+        raise status.InternalError.wrapping("unable to list matching resources") from err
 
 
 async def guarded(call: Awaitable[_T], *, what: str) -> _T:

@@ -199,9 +199,9 @@ class ResourceMetricsService:
 
     async def _reader(self, resource: GroupResource) -> ObjectReader:
         try:
-            return await self._objects.reader(resource)
-        except kube_errors.KubeError as err:
-            raise errors.ObjectsUnavailable() from err
+            return await errors.kube_guarded(self._objects.reader(resource))
+        except kube_errors.UnknownResource as err:  # pods and nodes: the API server is broken
+            raise status.InternalError.wrapping("unable to list matching resources") from err
 
     def _labels(self, resource: query.ResourceName, level: query.Level) -> query.ResultLabels:
         with errors.query_errors(f"{level} {resource}", "usage", unmapped_is_not_found=False):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from adapter.kube import errors as kube_errors
 from adapter.prometheus import errors as prom_errors
 from adapter.prometheus.fake import FakePrometheus
 from adapter.rules.resources import GroupResource
@@ -176,3 +177,26 @@ async def test_repeated_request_reuses_the_rendered_query_but_asks_prometheus_ag
     second = await service.get(_request("web-0"))
     assert [format_milli(r.items[0].milli) for r in (first, second)] == ["1", "2"], "values are never cached"
     assert [q for q, _ in prom.query_calls] == [Q_ONE, Q_ONE]
+
+
+class _BrokenCaches:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def reader(self, resource):  # type: ignore[no-untyped-def]
+        raise self.error
+
+
+@pytest.mark.parametrize(("error", "code", "message"), [
+    pytest.param(kube_errors.CacheNotSynced("no list within 10s"), 503,
+                 "unable to list matching resources: the Kubernetes API is unavailable", id="unreachable API"),
+    pytest.param(kube_errors.KubeAPIError(status.Forbidden("pods is forbidden"), method="GET", path="/api/v1/pods"),
+                 500, "Internal error occurred: unable to list matching resources", id="RBAC denies the list"),
+    pytest.param(kube_errors.UnknownResource("", "pods"), 404,
+                 "the server could not find the metric http_requests_per_second for pods", id="unknown resource"),
+])
+async def test_object_cache_failures_for_selections(error: Exception, code: int, message: str) -> None:
+    with pytest.raises(status.StatusError) as caught:
+        await _service(FakePrometheus(), _BrokenCaches(error)).get(_request(None))
+    assert (caught.value.code, caught.value.message) == (code, message)
+    assert "forbidden" not in caught.value.message and "10s" not in caught.value.message
