@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import logging
 import ssl
 import urllib.parse
 from typing import Any
@@ -28,6 +29,7 @@ from yarl import URL
 
 from kubecommon import tls
 
+from . import discovery_v2
 from .rbac import UserInfo
 from .state import State
 from .store import Event, Obj
@@ -38,6 +40,10 @@ _HOP_HEADERS = {"connection", "keep-alive", "proxy-authenticate", "proxy-authori
                 "trailers", "transfer-encoding", "upgrade", "host", "content-length"}
 _STRIP_PREFIXES = ("x-remote-", "impersonate-")
 PROBE_USER = UserInfo(name="system:kube-aggregator", groups=("system:masters",))
+V2_ACCEPT = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+             "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList")
+DISCOVERY_REFRESH_SECONDS = 30.0  # kube-apiserver refreshes every minute; tests like it fresher
+log = logging.getLogger("kube_standin.aggregator")
 
 
 class Unresolvable(Exception):
@@ -71,6 +77,8 @@ class Aggregator:
         self._contexts: dict[tuple[str, bool], ssl.SSLContext] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # APIService name -> (aggregated-discovery resources or None when unusable, fetched at)
+        self._discovered: dict[str, tuple[list[dict[str, Any]] | None, float]] = {}
         state.store.on_commit(self._on_commit)
 
     async def start(self) -> None:
@@ -205,6 +213,10 @@ class Aggregator:
             remotes = [s for s in self._state.store.objects(APISERVICES)
                        if (s.get("spec") or {}).get("service")]
             results = await asyncio.gather(*(self._probe(s) for s in remotes))
+            # Discovery is fetched before Available turns True, so a client that waited for the
+            # condition finds the group-version's resources in aggregated discovery.
+            await asyncio.gather(*(self._refresh_discovery(s) for s, r in zip(remotes, results)
+                                   if r[0]))
             for svc, (ok, reason, message) in zip(remotes, results):
                 self._set_available(svc["metadata"]["name"], ok, reason, message)
             try:
@@ -231,6 +243,51 @@ class Aggregator:
             detail = f"Get \"{url}\": {e}"
         return False, "FailedDiscoveryCheck", f"failing or missing response from {url}: {detail}"
 
+    # --- discovery (aggregated-apiserver.md §3.3) ------------------------------------------------
+
+    def discovery_resources(self, apiservice: Obj) -> list[dict[str, Any]] | None:
+        """The group-version's resources for aggregated discovery; None publishes it Stale."""
+        if not _available(apiservice):
+            return None
+        cached = self._discovered.get(apiservice["metadata"]["name"])
+        return cached[0] if cached else None
+
+    async def _refresh_discovery(self, apiservice: Obj) -> None:
+        name = apiservice["metadata"]["name"]
+        now = asyncio.get_running_loop().time()
+        cached = self._discovered.get(name)
+        if cached and cached[0] is not None and now - cached[1] < DISCOVERY_REFRESH_SECONDS \
+                and _available(apiservice):
+            return
+        self._discovered[name] = (await self._discover(apiservice), now)
+
+    async def _discover(self, apiservice: Obj) -> list[dict[str, Any]] | None:
+        """GET /apis asking for v2; on anything else the legacy GET /apis/<g>/<v> fallback
+        (identity system:kube-aggregator with no groups), as kube-apiserver does."""
+        spec = apiservice["spec"]
+        assert self._session is not None
+        timeout = aiohttp.ClientTimeout(total=5)
+        try:
+            url, kwargs = self._target(apiservice, "/apis")
+            headers = multidict(identity_headers(PROBE_USER) + [("Accept", V2_ACCEPT)])
+            async with self._session.get(url, headers=headers, timeout=timeout, **kwargs) as r:
+                ctype = r.headers.get("Content-Type", "")
+                if r.status == 200 and "g=apidiscovery.k8s.io" in ctype \
+                        and "as=APIGroupDiscoveryList" in ctype:
+                    return _pick_version(await r.json(content_type=None), spec)
+            url, kwargs = self._target(apiservice, f"/apis/{spec['group']}/{spec['version']}")
+            legacy_user = UserInfo(name=PROBE_USER.name)
+            headers = multidict(identity_headers(legacy_user) + [("Accept", "application/json")])
+            async with self._session.get(url, headers=headers, timeout=timeout, **kwargs) as r:
+                if r.status != 200:
+                    log.warning("discovery of %s failed: HTTP %s", apiservice["metadata"]["name"], r.status)
+                    return None
+                return discovery_v2.from_legacy(await r.json(content_type=None))
+        except (aiohttp.ClientError, asyncio.TimeoutError, ssl.SSLError, OSError, ValueError,
+                Unresolvable) as e:
+            log.warning("discovery of %s failed: %s", apiservice["metadata"]["name"], e)
+            return None
+
     def _set_available(self, name: str, ok: bool, reason: str, message: str) -> None:
         current = self._state.store.get(APISERVICES, ("", name))
         if current is None:
@@ -249,6 +306,18 @@ class Aggregator:
         rt = self._state.types.lookup("apiregistration.k8s.io", "v1", "apiservices")
         assert rt is not None
         self._state.api.update(rt, "", name, new, subresource="status")
+
+
+def _pick_version(doc: Any, spec: Obj) -> list[dict[str, Any]] | None:
+    """Our group-version from a backend's v2 document; missing means published with no
+    resources (not an error), as kube-apiserver treats it."""
+    for item in (doc or {}).get("items") or []:
+        if (item.get("metadata") or {}).get("name") != spec["group"]:
+            continue
+        for version in item.get("versions") or []:
+            if version.get("version") == spec["version"]:
+                return list(version.get("resources") or [])
+    return []
 
 
 def _available(apiservice: Obj) -> bool:

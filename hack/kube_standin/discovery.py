@@ -4,7 +4,7 @@ As in kube-apiserver with its aggregator, `/apis` and `/apis/<group>` are built 
 APIService objects (local built-in groups, CRD groups and remote aggregated groups alike),
 ordered by groupPriorityMinimum and versionPriority with Kubernetes version ordering
 (aggregated-apiserver.md §3.1, §4.5). Local group-versions list their resources and
-subresources. Non-goals: aggregated discovery v2 (clients fall back to these documents).
+subresources. Aggregated discovery (v2) lives in `discovery_v2`.
 """
 
 from __future__ import annotations

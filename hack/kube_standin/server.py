@@ -9,6 +9,7 @@ Non-goals: audit, priority and fairness, admission webhooks.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -16,7 +17,7 @@ from aiohttp import web
 
 from kubecommon.status import Forbidden, InternalError, NotFound, StatusError
 
-from . import discovery, openapi, rest, reviews
+from . import discovery, discovery_v2, openapi, rest, reviews
 from .authn import service_account_user, with_authenticated
 from .http import check_accept, error_response, json_response
 from .rbac import Attributes, UserInfo
@@ -111,6 +112,10 @@ async def _route(request: web.Request, state: State, info: RequestInfo,
             remote = agg.remote(segs[1], segs[2]) if agg else None
             if remote is not None:
                 return await agg.proxy(request, remote, user)
+    if request.method in ("GET", "HEAD") and info.path.rstrip("/") in ("/api", "/apis"):
+        version = discovery_v2.negotiate(request.headers.get("Accept", ""))
+        if version:
+            return _aggregated_discovery(state, info.path.rstrip("/"), version)
     if request.method in ("GET", "HEAD") and not info.path.startswith("/openapi/"):
         check_accept(request)
     if not info.is_resource:
@@ -127,6 +132,29 @@ async def _route(request: web.Request, state: State, info: RequestInfo,
             and info.resource.endswith("subjectaccessreviews"):
         return await reviews.subject_access_review(request, state, info, user)
     return await rest.handle(request, state, info)
+
+
+def _aggregated_discovery(state: State, path: str, version: str) -> web.Response:
+    if path == "/api":
+        items = [discovery_v2.group_item("", [("v1", discovery_v2.local_resources(
+            state.types.in_group_version("", "v1")))])]
+    else:
+        apiservices = state.store.objects(("apiregistration.k8s.io", "apiservices"))
+        by_name = {s["metadata"]["name"]: s for s in apiservices}
+        items = []
+        for entry in discovery.group_entries(apiservices):
+            versions = []
+            for gv in entry["versions"]:
+                svc = by_name.get(f"{gv['version']}.{entry['name']}")
+                if svc is not None and (svc.get("spec") or {}).get("service"):
+                    resources = state.aggregator.discovery_resources(svc)
+                else:
+                    resources = discovery_v2.local_resources(
+                        state.types.in_group_version(entry["name"], gv["version"]))
+                versions.append((gv["version"], resources))
+            items.append(discovery_v2.group_item(entry["name"], versions))
+    body = json.dumps(discovery_v2.document(version, items), separators=(",", ":")).encode()
+    return web.Response(body=body, headers={"Content-Type": discovery_v2.content_type(version)})
 
 
 def _non_resource(request: web.Request, state: State, info: RequestInfo) -> web.StreamResponse:

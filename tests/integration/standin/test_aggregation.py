@@ -133,6 +133,21 @@ def test_proxy_sends_front_proxy_identity_and_merges_discovery(kube_standin, bac
     assert seen["user"] == ["kubernetes-admin"]
     assert "system:masters" in seen["groups"] and "system:authenticated" in seen["groups"]
     assert seen["peer_cn"] == "front-proxy-client" and seen["authorization"] is None
+    # Discovery as kube-apiserver fetches it: /apis asking for v2, then (our backend answers
+    # legacy JSON) GET /apis/<g>/<v> as system:kube-aggregator without groups.
+    assert any(r["path"] == "/apis" for r in backend.seen)
+    assert any(r["path"] == f"/apis/{GROUP}/{VERSION}" and r["user"] == ["system:kube-aggregator"]
+               and r["groups"] == [] for r in backend.seen)
+    code, body = _raw(f"{kube_standin.url}/apis", kube_standin.ca_file, {
+        "Authorization": f"Bearer {kube_standin.admin_token}",
+        "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"})
+    [item] = [i for i in json.loads(body)["items"] if i["metadata"]["name"] == GROUP]
+    [version] = item["versions"]
+    assert (version["version"], version["freshness"]) == (VERSION, "Current")
+    [pods] = version["resources"]
+    assert pods["resource"] == "pods" and pods["scope"] == "Namespaced"
+    assert pods["subresources"] == [{"subresource": "requests", "verbs": ["get"], "responseKind": {
+        "group": GROUP, "version": VERSION, "kind": "MetricValueList"}}]
     groups = json.loads(kube_standin.kubectl("get", "--raw", "/apis").stdout)["groups"]
     assert {"name": GROUP, "versions": [{"groupVersion": f"{GROUP}/{VERSION}", "version": VERSION}],
             "preferredVersion": {"groupVersion": f"{GROUP}/{VERSION}", "version": VERSION}} in groups
