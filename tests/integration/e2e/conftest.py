@@ -49,21 +49,18 @@ class Stack:
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout)
 
-    def api(self, path: str, *, accept: str = "application/json", token: str | None = None,
-            base: str | None = None, timeout: float = 15.0) -> tuple[int, dict[str, str], Any]:
-        """GET through the stand-in (or `base`) with our own HTTP client, to see whole bodies."""
+    def api(self, path: str, *, accept: str = "application/json",
+            timeout: float = 15.0) -> tuple[int, dict[str, str], Any]:
+        """GET through the stand-in with our own HTTP client (admin token), to see whole bodies."""
         ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
-        headers = {"Accept": accept}
-        if token or (token is None and base is None):
-            headers["Authorization"] = f"Bearer {token or self.token}"
-        if base is not None:
-            ctx = metrics_stack.insecure_context()
-        request = urllib.request.Request((base or self.standin.url) + path, headers=headers)
+        headers = {"Accept": accept, "Authorization": f"Bearer {self.token}"}
+        request = urllib.request.Request(self.standin.url + path, headers=headers)
         try:
             with urllib.request.urlopen(request, context=ctx, timeout=timeout) as resp:
                 code, hdrs, body = resp.status, dict(resp.headers), resp.read()
         except urllib.error.HTTPError as err:
             code, hdrs, body = err.code, dict(err.headers), err.read()
+            err.close()
         try:
             return code, hdrs, json.loads(body)
         except ValueError:
@@ -112,7 +109,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         token, ca = _kubeconfig_credentials(standin.kubeconfig)
         built = Stack(exporter=exporter, prometheus=prometheus, standin=standin, adapter=adapter,
                       pods=pods, token=token, ca_pem=ca)
-        # the first relist has happened and every pod has a rate when this answers 6 items... in shop: 4
+        # the first relist has happened and every shop pod has a rate once this lists all four
         wait_until(lambda: built.raw(WARM_QUERY).returncode == 0
                    and len(json.loads(built.raw(WARM_QUERY).stdout)["items"]) == 4,
                    timeout=30, what="custom metrics for every shop pod")
