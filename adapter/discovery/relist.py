@@ -10,7 +10,8 @@ snapshot, never a half-built one.
 A failed relist (any query failing or timing out) keeps the last good snapshot, is logged and
 counted in `stats`; the next attempt comes after a short backoff (1 s doubling up to the
 interval) instead of a whole interval, so a Prometheus that was down at start is picked up
-quickly. Before the first success the snapshot is an empty Registry and `ready` is False.
+quickly. A relist that finds no series at all (a Prometheus restarted with empty storage, or
+not scraped yet) is swapped in, and the next one also comes after the short backoff. Before the first success the snapshot is an empty Registry and `ready` is False.
 
 The clock and the sleep are injected. Non-goals: rule compilation, query rendering.
 """
@@ -39,6 +40,9 @@ class DiscoveryStats:
     relists_total: int = 0
     failures_total: int = 0
     consecutive_failures: int = 0
+    consecutive_empty: int = 0
+    """Successful relists in a row that found no series at all (e.g. a Prometheus that just
+    restarted with empty storage): the next one comes after the short backoff too."""
     last_duration_seconds: float | None = None
     last_success_time: float | None = None
     last_error: str | None = None
@@ -145,6 +149,7 @@ class Discovery:
         self._ready = True
         self._stats = replace(
             self._stats, relists_total=self._stats.relists_total + 1, consecutive_failures=0,
+            consecutive_empty=0 if registry.series_count else self._stats.consecutive_empty + 1,
             last_duration_seconds=self._clock() - started, last_success_time=started,
             last_error=None, series_last=registry.series_count, metrics_last=len(registry),
         )
@@ -171,10 +176,10 @@ class Discovery:
                     self._stats.consecutive_failures, kept, err)
 
     def _next_delay(self) -> float:
-        failures = self._stats.consecutive_failures
-        if failures == 0:
+        misses = self._stats.consecutive_failures or self._stats.consecutive_empty
+        if misses == 0:
             return self.interval
-        return min(self.interval, self._retry_initial * 2 ** (failures - 1))
+        return min(self.interval, self._retry_initial * 2 ** (misses - 1))
 
     async def _run(self) -> None:
         while True:

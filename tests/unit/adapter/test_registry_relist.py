@@ -196,6 +196,29 @@ async def test_prometheus_down_at_start_then_back(
         await discovery.stop()
 
 
+async def test_empty_answers_are_relisted_soon(
+    prom: FakePrometheus, compiled: CompiledConfig
+) -> None:
+    # A Prometheus restarted with empty storage answers successfully, with nothing.
+    clock = Clock()
+    sleeps = Sleeps(clock)
+    full = dict(prom.series_by_matcher)
+    prom.series_by_matcher.clear()
+    discovery = Discovery(prom, compiled, interval=600, clock=clock, sleep=sleeps)
+    await discovery.start()
+    try:
+        assert discovery.ready and metrics_of(discovery) == set()
+        await sleeps.run(2)
+        assert sleeps.delays == [1.0, 2.0]  # not 10 minutes without metrics
+        assert discovery.stats.consecutive_empty == 3
+        prom.series_by_matcher.update(full)  # first scrapes landed
+        await sleeps.run(2)
+        assert sleeps.delays == [1.0, 2.0, 4.0, 600]
+        assert "pods/memory_bytes" in metrics_of(discovery)
+    finally:
+        await discovery.stop()
+
+
 class Hanging:
     """A PrometheusAPI whose series call never answers."""
 
