@@ -154,3 +154,11 @@ async def test_fractional_timeout_is_accepted_by_prometheus(prometheus: LocalPro
     async with PrometheusClient(PrometheusSettings(url=prometheus.url, timeout=2.5)) as client:
         samples = await client.query("vector(1)")  # type: ignore[arg-type]
     assert [s.value for s in samples] == [1.0]
+
+
+async def test_long_name_list_goes_as_post(client: PrometheusClient) -> None:
+    # ~1,500 object names: a GET URL of ~40 KB that proxies reject (414); sent as a form POST.
+    registry = await discover(client, compiled_from(CONFIGS / "config-gen-default.yaml"))
+    names = [f"web-7d9f8-{i:05d}" for i in range(1500)] + SHOP_PODS
+    rates = await custom_values(client, registry, PODS, "http_requests", "shop", names)
+    assert set(rates) == set(SHOP_PODS)
