@@ -94,9 +94,13 @@ def test_namespace_object_metric(stack: Stack, version: str) -> None:
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_rate_matches_the_same_promql_sent_to_prometheus(stack: Stack, version: str) -> None:
+    promql = 'sum(rate(http_requests_total{namespace="shop",service="web"}[1m])) by (service)'
+    before = float(stack.prometheus.query(promql)[0]["value"][1])
     [item] = _items(stack, version, "/namespaces/shop/services/web/http_requests_per_second")
-    [direct] = stack.prometheus.query('sum(rate(http_requests_total{namespace="shop",service="web"}[1m])) by (service)')
-    assert Quantity.parse(item["value"]).as_float() == pytest.approx(float(direct["value"][1]), rel=0.2)
+    after = float(stack.prometheus.query(promql)[0]["value"][1])
+    # a scrape may land between the reads; the adapter's answer lies between them (milli-truncated)
+    served = Quantity.parse(item["value"]).as_float()
+    assert min(before, after) * 0.95 - 0.001 <= served <= max(before, after) * 1.05
 
 
 @pytest.mark.parametrize(("version", "selector_field"), [
