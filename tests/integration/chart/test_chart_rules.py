@@ -17,12 +17,13 @@ import yaml
 from adapter.config import load_config, parse_config
 from adapter.rules import compile_config
 from tests.integration.chart.conftest import CHART, FULLNAME, REPO, Rendered
+from tests import paths
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
 REALISTIC = CHART / "ci" / "realistic-values.yaml"
 DEMO_CONFIG = REPO / "hack" / "demo" / "config.yaml"
-VECTORS = REPO.parent / "shared" / "spec" / "vectors" / "prometheus-adapter-public.json"
+VECTORS = paths.VECTORS / "prometheus-adapter-public.json"
 
 
 def _rule_text(rendered: Rendered) -> str:

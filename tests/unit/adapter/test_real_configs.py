@@ -12,8 +12,9 @@ from adapter import check_config
 from adapter.config import ConfigError, load_config
 from adapter.rules import compile_config
 from adapter.rules.lint import Severity, lint_config
+from tests import paths
 
-CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "real-configs"
+CORPUS = paths.REAL_CONFIGS
 
 VALID = [
     "01-kube-prometheus-resource-rules.yaml", "02-helm-chart-default-rules.yaml",

@@ -18,43 +18,14 @@ from adapter.discovery.registry import (
     build_registry,
 )
 from adapter.rules import query
+from tests import paths
+from tests.unit.adapter.rules_helpers import DEFAULT_CONFIG_KUBE_PREFIX
 from adapter.rules.compile import CompiledConfig, compile_config
 from adapter.rules.resources import GroupResource, ResourceTable
 from kubecommon.selectors import parse_selector
 
-VECTORS = Path("/work/shared/spec/vectors/prometheus-adapter-public.json")
+VECTORS = paths.VECTORS / "prometheus-adapter-public.json"
 
-# cmd/config-gen DefaultConfig(1m, "kube_"), the rules series_registry_test.go uses.
-DEFAULT_CONFIG_KUBE_PREFIX = r"""
-rules:
-- seriesQuery: '{__name__=~"^container_.*",container!="POD",namespace!="",pod!=""}'
-  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
-  name: {matches: '^container_(.*)_seconds_total$'}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>,container!="POD"}[1m])) by (<<.GroupBy>>)'
-- seriesQuery: '{__name__=~"^container_.*",container!="POD",namespace!="",pod!=""}'
-  seriesFilters: [{isNot: '^container_.*_seconds_total$'}]
-  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
-  name: {matches: '^container_(.*)_total$'}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>,container!="POD"}[1m])) by (<<.GroupBy>>)'
-- seriesQuery: '{__name__=~"^container_.*",container!="POD",namespace!="",pod!=""}'
-  seriesFilters: [{isNot: '^container_.*_total$'}]
-  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
-  name: {matches: '^container_(.*)$'}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>,container!="POD"}) by (<<.GroupBy>>)'
-- seriesQuery: '{kube_namespace!="",__name__!~"^container_.*"}'
-  seriesFilters: [{isNot: '.*_total$'}]
-  resources: {template: 'kube_<<.Resource>>'}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-- seriesQuery: '{kube_namespace!="",__name__!~"^container_.*"}'
-  seriesFilters: [{isNot: '.*_seconds_total'}]
-  name: {matches: '^(.*)_total$'}
-  resources: {template: 'kube_<<.Resource>>'}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
-- seriesQuery: '{kube_namespace!="",__name__!~"^container_.*"}'
-  name: {matches: '^(.*)_seconds_total$'}
-  resources: {template: 'kube_<<.Resource>>'}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
-"""
 CONTAINER_QUERY = '{__name__=~"^container_.*",container!="POD",namespace!="",pod!=""}'
 NORMAL_QUERY = '{kube_namespace!="",__name__!~"^container_.*"}'
 

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests import paths
 
 REPO = Path(__file__).resolve().parents[3]
-VECTORS = REPO / ".." / "shared" / "spec" / "vectors"
+VECTORS = paths.VECTORS
 FILES = sorted(VECTORS.glob("hpa*.json"))
 
 
