@@ -28,7 +28,7 @@ from aiohttp import web
 from adapter.config.errors import ConfigError
 from adapter.config.load import load_config
 from adapter.discovery.relist import Discovery
-from adapter.kube.authconfig import AuthConfigWatcher, ClusterAuthConfig
+from adapter.kube.authconfig import AuthConfigWatcher, AuthMaterial
 from adapter.kube.caches import KubeObjectCaches
 from adapter.kube.client import KubeClient
 from adapter.kube.config import KubeConfig, KubeConfigError, in_cluster_config, load_kube_config
@@ -156,7 +156,7 @@ async def _security(options: ServeOptions, clients: _Clients, serving: DynamicSe
                                    denied_ttl=options.unauthorized_ttl, max_entries=options.review_cache_size)
     authenticator = Authenticator(merge_settings(options.authn_flags, None), tokens)
 
-    def apply(cluster: ClusterAuthConfig | None) -> None:
+    def apply(cluster: AuthMaterial | None) -> None:
         settings = merge_settings(options.authn_flags, cluster)
         authenticator.settings = settings
         serving.set_client_ca(settings.trusted_ca_bundle())

@@ -21,7 +21,7 @@ from adapter.kube.client import KubeClient
 from adapter.kube.errors import KubeAPIError
 from adapter.kube.resources import ResourceInfo
 
-__all__ = ["AUTH_CONFIGMAP", "AUTH_NAMESPACE", "AuthConfigWatcher", "ClusterAuthConfig", "parse_auth_configmap"]
+__all__ = ["AUTH_CONFIGMAP", "AUTH_NAMESPACE", "AuthConfigWatcher", "AuthMaterial", "parse_auth_configmap"]
 
 _log = logging.getLogger(__name__)
 AUTH_NAMESPACE = "kube-system"
@@ -30,7 +30,13 @@ _CONFIGMAPS = ResourceInfo(group="", version="v1", resource="configmaps", kind="
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ClusterAuthConfig:
+class AuthMaterial:
+    """Client CAs and request-header settings, from flags or from the cluster ConfigMap.
+
+    The same shape serves both sources so `merge_settings` can apply k8s.io/apiserver's rule: a set
+    flag wins, the ConfigMap fills the rest.
+    """
+
     client_ca_pem: bytes = b""
     requestheader_ca_pem: bytes = b""
     allowed_names: tuple[str, ...] = ()
@@ -54,9 +60,9 @@ def _string_list(data: Mapping[str, str], key: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value if str(v))
 
 
-def parse_auth_configmap(data: Mapping[str, str]) -> ClusterAuthConfig:
+def parse_auth_configmap(data: Mapping[str, str]) -> AuthMaterial:
     """Decode the ConfigMap's data; absent keys mean "not configured"."""
-    return ClusterAuthConfig(
+    return AuthMaterial(
         client_ca_pem=(data.get("client-ca-file") or "").encode(),
         requestheader_ca_pem=(data.get("requestheader-client-ca-file") or "").encode(),
         allowed_names=_string_list(data, "requestheader-allowed-names"),
@@ -70,16 +76,16 @@ def parse_auth_configmap(data: Mapping[str, str]) -> ClusterAuthConfig:
 class AuthConfigWatcher:
     """Reads the ConfigMap at start (failing loudly unless it simply does not exist), then watches."""
 
-    def __init__(self, client: KubeClient, on_change: Callable[[ClusterAuthConfig | None], None]) -> None:
+    def __init__(self, client: KubeClient, on_change: Callable[[AuthMaterial | None], None]) -> None:
         self._client = client
         self._on_change = on_change
-        self._last: ClusterAuthConfig | None = None
+        self._last: AuthMaterial | None = None
         self._cache = ObjectCache(client, _CONFIGMAPS, namespace=AUTH_NAMESPACE,
                                   field_selector=f"metadata.name={AUTH_CONFIGMAP}", keep_data=True,
                                   on_change=lambda _: self._refresh())
 
     @property
-    def current(self) -> ClusterAuthConfig | None:
+    def current(self) -> AuthMaterial | None:
         return self._last
 
     async def start(self) -> None:
@@ -101,7 +107,7 @@ class AuthConfigWatcher:
         obj = self._cache.get(AUTH_NAMESPACE, AUTH_CONFIGMAP)
         self._publish(parse_auth_configmap(obj.data) if obj is not None else None)
 
-    def _publish(self, config: ClusterAuthConfig | None) -> None:
+    def _publish(self, config: AuthMaterial | None) -> None:
         if config == self._last:
             return
         self._last = config

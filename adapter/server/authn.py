@@ -25,7 +25,7 @@ from urllib.parse import unquote
 
 from multidict import CIMultiDictProxy, MultiMapping
 
-from adapter.kube.authconfig import ClusterAuthConfig
+from adapter.kube.authconfig import AuthMaterial
 from adapter.kube.errors import KubeError
 from adapter.kube.identity import ANONYMOUS, UserInfo
 from adapter.kube.reviews import TokenResult
@@ -33,7 +33,7 @@ from adapter.kube.ttlcache import TTLCache
 from kubecommon.status import Unauthorized
 from kubecommon.tls import certificate_subject, verify_chain
 
-__all__ = ["AuthnFlags", "AuthnSettings", "Authenticator", "RequestHeaderSettings", "merge_settings"]
+__all__ = ["AuthnSettings", "Authenticator", "RequestHeaderSettings", "merge_settings"]
 
 _log = logging.getLogger(__name__)
 DEFAULT_USERNAME_HEADERS = ("X-Remote-User",)
@@ -66,22 +66,9 @@ class AuthnSettings:
         return b"\n".join(p.strip() for p in parts if p.strip())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AuthnFlags:
-    """Command-line values; a set flag wins over the cluster ConfigMap (k8s.io/apiserver rule)."""
-
-    client_ca_pem: bytes = b""
-    requestheader_ca_pem: bytes = b""
-    allowed_names: tuple[str, ...] = ()
-    username_headers: tuple[str, ...] = ()
-    group_headers: tuple[str, ...] = ()
-    extra_prefixes: tuple[str, ...] = ()
-    uid_headers: tuple[str, ...] = ()
-
-
-def merge_settings(flags: AuthnFlags, cluster: ClusterAuthConfig | None) -> AuthnSettings:
+def merge_settings(flags: AuthMaterial, cluster: AuthMaterial | None) -> AuthnSettings:
     """Flags first; the ConfigMap fills what the flags leave unset."""
-    c = cluster or ClusterAuthConfig()
+    c = cluster or AuthMaterial()
     if flags.requestheader_ca_pem:
         source_ca, source = flags.requestheader_ca_pem, flags
     else:

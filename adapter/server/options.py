@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapter.prometheus import settings as prom_settings
-from adapter.server.authn import AuthnFlags
+from adapter.kube.authconfig import AuthMaterial
 from adapter.server.authz import DEFAULT_ALWAYS_ALLOW_PATHS
 
 __all__ = ["OptionsError", "ServeOptions", "build_parser", "options_from_args", "parse"]
@@ -43,7 +43,7 @@ class ServeOptions:
     kubeconfig: str | None
     authentication_kubeconfig: str | None
     authorization_kubeconfig: str | None
-    authn_flags: AuthnFlags
+    authn_flags: AuthMaterial
     skip_lookup: bool
     token_cache_ttl: float
     authorized_ttl: float
@@ -161,7 +161,7 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
         discovery = prom_settings.discovery_settings_from_args(args)
     except ValueError as err:
         raise OptionsError(str(err)) from None
-    flags = AuthnFlags(
+    flags = AuthMaterial(
         client_ca_pem=_read_ca("--client-ca-file", args.client_ca_file),
         requestheader_ca_pem=_read_ca("--requestheader-client-ca-file", args.requestheader_client_ca_file),
         allowed_names=_csv(args.requestheader_allowed_names),

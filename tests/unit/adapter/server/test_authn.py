@@ -3,11 +3,11 @@
 import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from adapter.kube.authconfig import ClusterAuthConfig
+from adapter.kube.authconfig import AuthMaterial
 from adapter.kube.errors import KubeUnavailable
 from adapter.kube.identity import UserInfo
 from adapter.kube.reviews import TokenResult
-from adapter.server.authn import Authenticator, AuthnFlags, merge_settings
+from adapter.server.authn import Authenticator, merge_settings
 from kubecommon.status import Unauthorized
 
 
@@ -37,12 +37,12 @@ IDENTITY = (("X-Remote-User", "bob"), ("X-Remote-Group", "team-a"), ("X-Remote-G
 
 @pytest.fixture
 def authenticator(pki):
-    cluster = ClusterAuthConfig(requestheader_ca_pem=pki.front_proxy_ca.cert_pem,
+    cluster = AuthMaterial(requestheader_ca_pem=pki.front_proxy_ca.cert_pem,
                                 client_ca_pem=pki.client_ca.cert_pem, allowed_names=("front-proxy-client",),
                                 username_headers=("X-Remote-User",), group_headers=("X-Remote-Group",),
                                 extra_prefixes=("X-Remote-Extra-",))
     tokens = Tokens({"good": UserInfo(name="carol", groups=("readers",))})
-    return Authenticator(merge_settings(AuthnFlags(), cluster), tokens)
+    return Authenticator(merge_settings(AuthMaterial(), cluster), tokens)
 
 
 async def test_front_proxy_identity_comes_from_headers(authenticator, pki):
@@ -71,8 +71,8 @@ async def test_front_proxy_cn_not_allowed_is_401(authenticator, pki):
 
 
 async def test_any_cn_allowed_when_allowed_names_empty(pki):
-    cluster = ClusterAuthConfig(requestheader_ca_pem=pki.front_proxy_ca.cert_pem)
-    auth = Authenticator(merge_settings(AuthnFlags(), cluster), None)
+    cluster = AuthMaterial(requestheader_ca_pem=pki.front_proxy_ca.cert_pem)
+    auth = Authenticator(merge_settings(AuthMaterial(), cluster), None)
     user = await auth.authenticate(peer_cert_der=pki.der(pki.front_proxy_wrong_cn), headers=headers(*IDENTITY))
     assert user.name == "bob"
 
@@ -123,8 +123,8 @@ async def test_token_user_gets_authenticated_group(authenticator):
 
 
 def test_flags_win_over_configmap(pki):
-    flags = AuthnFlags(requestheader_ca_pem=pki.other_ca.cert_pem, allowed_names=("proxy",))
-    cluster = ClusterAuthConfig(requestheader_ca_pem=pki.front_proxy_ca.cert_pem, allowed_names=("x",),
+    flags = AuthMaterial(requestheader_ca_pem=pki.other_ca.cert_pem, allowed_names=("proxy",))
+    cluster = AuthMaterial(requestheader_ca_pem=pki.front_proxy_ca.cert_pem, allowed_names=("x",),
                                 client_ca_pem=pki.client_ca.cert_pem)
     settings = merge_settings(flags, cluster)
     assert settings.requestheader.ca_pem == pki.other_ca.cert_pem
@@ -136,13 +136,13 @@ def test_flags_win_over_configmap(pki):
 
 
 def test_no_requestheader_ca_means_no_front_proxy():
-    assert merge_settings(AuthnFlags(), ClusterAuthConfig()).requestheader is None
+    assert merge_settings(AuthMaterial(), AuthMaterial()).requestheader is None
 
 
 async def test_rotated_requestheader_ca_rejects_the_old_proxy_certificate(authenticator, pki):
     proxy = pki.der(pki.front_proxy)
     assert (await authenticator.authenticate(peer_cert_der=proxy, headers=headers(*IDENTITY))).name == "bob"
-    authenticator.settings = merge_settings(AuthnFlags(), ClusterAuthConfig(
+    authenticator.settings = merge_settings(AuthMaterial(), AuthMaterial(
         requestheader_ca_pem=pki.other_ca.cert_pem, client_ca_pem=pki.client_ca.cert_pem))
     with pytest.raises(Unauthorized):
         await authenticator.authenticate(peer_cert_der=proxy, headers=headers(*IDENTITY))
