@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from hack.processes import log_tail, spawn_logged, terminate
+
 __all__ = ["PROMETHEUS_BINARY", "LocalPrometheus", "PrometheusNotInstalled", "free_port"]
 
 PROMETHEUS_BINARY = os.environ.get("PROMETHEUS_BINARY", "/usr/bin/prometheus")
@@ -140,14 +142,7 @@ class LocalPrometheus:
             "--log.level=warn",
             *self.extra_args,
         ]
-        log = open(self._log, "ab")  # noqa: SIM115 (owned by the child for its lifetime)
-        try:
-            self._proc = subprocess.Popen(
-                args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent_fn(),
-            )
-        finally:
-            log.close()
+        self._proc = spawn_logged(args, Path(self._log), preexec_fn=_die_with_parent_fn())
         self._wait_ready(timeout)
         return self
 
@@ -167,14 +162,7 @@ class LocalPrometheus:
 
     def stop(self, *, timeout: float = 15.0) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        terminate(proc, timeout)
 
     def restart(self) -> LocalPrometheus:
         self.stop()
@@ -192,10 +180,7 @@ class LocalPrometheus:
         self.close()
 
     def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
+        return log_tail(Path(self._log), lines)
 
     # -- harness helpers (synchronous) ----------------------------------------------------
     def api(self, path: str, params: dict[str, Any] | None = None, *, timeout: float = 10) -> Any:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import ssl
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from hack.local_prometheus import free_port
+from hack.processes import log_tail, spawn_logged, terminate
 from hack.sample_exporter import FakePod
 
 __all__ = [
@@ -137,17 +137,6 @@ def _drain(stream: IO[str]) -> None:
         stream.close()
 
 
-def _stop(proc: subprocess.Popen[Any] | None, timeout: float = 10.0) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
-
-
 class StandIn:
     """The Kubernetes API-server stand-in (hack/kube_standin.py) as a child process."""
 
@@ -184,7 +173,7 @@ class StandIn:
         return self
 
     def stop(self) -> None:
-        _stop(self._proc)
+        terminate(self._proc)
         self._proc = None
 
     def env(self) -> dict[str, str]:
@@ -266,12 +255,8 @@ class AdapterProcess:
     def start(self, timeout: float = 30.0) -> AdapterProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "rules.yaml").write_text(self.rules)
-        log = open(self.log_file, "ab")  # noqa: SIM115 (owned by the child)
-        try:
-            self._proc = subprocess.Popen([sys.executable, *self.python_args, "-m", "adapter", *self.args()],
-                                          stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
-        finally:
-            log.close()
+        self._proc = spawn_logged([sys.executable, *self.python_args, "-m", "adapter", *self.args()],
+                                  self.log_file, cwd=REPO)
         self.wait_healthy(timeout)
         return self
 
@@ -291,14 +276,11 @@ class AdapterProcess:
         raise TimeoutError(f"adapter not healthy after {timeout}s:\n{self.log_tail()}")
 
     def stop(self) -> None:
-        _stop(self._proc)
+        terminate(self._proc)
         self._proc = None
 
     def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
+        return log_tail(Path(self.log_file), lines)
 
 
 def insecure_context() -> ssl.SSLContext:
