@@ -143,15 +143,19 @@ def _nre(label: str, values: Sequence[str]) -> str:
 class _Matchers:
     exprs: list[str]
     values_by_name: dict[str, str]
+    #: the individual request values behind each joined `values_by_name` entry (a value may itself
+    #: contain `|`, so the joined text cannot be split back)
+    raw_values: dict[str, tuple[str, ...]]
 
-    def add(self, expr: str, label: str, value: str) -> None:
+    def add(self, expr: str, label: str, values: Sequence[str]) -> None:
         self.exprs.append(expr)
-        self.values_by_name[label] = value
+        self.values_by_name[label] = "|".join(values)
+        self.raw_values[label] = tuple(values)
 
 
 def _selector_matchers(selector: Selector) -> _Matchers:
     """Metric-selector requirements (already sorted by key by the parser) -> matchers."""
-    out = _Matchers([], {})
+    out = _Matchers([], {}, {})
     for req in sorted(selector.requirements, key=lambda r: r.key):
         key = _label(req.key, "metric selector key")
         values, op = list(req.values), req.operator
@@ -171,7 +175,7 @@ def _selector_matchers(selector: Selector) -> _Matchers:
             expr = _re(key, values)
         else:
             expr = _nre(key, values)
-        out.add(expr, key, "|".join(values))
+        out.add(expr, key, values)
     return out
 
 
@@ -180,7 +184,7 @@ def _namespace_matcher(out: _Matchers, labels: LabelLookup, namespace: str) -> N
         label = _label(labels.label_for(NAMESPACES), "namespace label", InvalidRuleLabel)
     except NoLabelForResource as err:
         raise MissingLabelMapping(str(err)) from None
-    out.add(_eq(label, namespace), label, namespace)
+    out.add(_eq(label, namespace), label, (namespace,))
 
 
 def build_query(
@@ -207,7 +211,7 @@ def build_query(
         slice_ = _resource_matcher(matchers, labels, resource, names, extra_group_by)
         group_by = ",".join(slice_)
     if template.references("LabelValuesByName"):
-        _check_plain_values(matchers.values_by_name)
+        _check_plain_values(matchers.raw_values)
     args = Struct("naming.queryTemplateArgs", {
         "Series": series, "LabelMatchers": ",".join(matchers.exprs),
         "LabelValuesByName": dict(matchers.values_by_name), "GroupBy": group_by,
@@ -240,13 +244,13 @@ def _resource_matcher(matchers: _Matchers, labels: LabelLookup, resource: GroupR
             expr = _eq(resource_label, names[0])
         else:  # upstream: `label=""` for no names, `=~"a|b"` for several
             expr = _re(resource_label, names) if names else _eq(resource_label, "")
-        matchers.add(expr, resource_label, "|".join(names))
+        matchers.add(expr, resource_label, names)
     return [resource_label, *(_label(g, "group-by label", InvalidRuleLabel) for g in extra_group_by)]
 
 
-def _check_plain_values(values_by_name: dict[str, str]) -> None:
-    for label, joined in values_by_name.items():
-        for value in joined.split("|"):
+def _check_plain_values(raw_values: dict[str, tuple[str, ...]]) -> None:
+    for label, values in raw_values.items():
+        for value in values:
             if not _PLAIN_VALUE.match(value):
                 raise InvalidLabelValue(
                     f"value {value!r} for {label} contains characters that cannot be pasted into "
