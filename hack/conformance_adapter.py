@@ -219,37 +219,84 @@ DEVIATIONS: tuple[Deviation, ...] = (
 
 def _deviation_for(case: Mapping[str, Any], expected: Any, got: Any) -> Deviation | None:
     for deviation in DEVIATIONS:
-        if deviation.applies(case) and got != expected and deviation.normalise(got, case) == expected:
-            return deviation
+        try:
+            if deviation.applies(case) and got != expected and deviation.normalise(got, case) == expected:
+                return deviation
+        except Exception:  # noqa: BLE001 - a case shape a normaliser did not expect excuses nothing
+            continue
     return None
 
 
+class CaseFileError(ValueError):
+    """The file is not a case file this runner can read (reported as one FAIL, never a traceback)."""
+
+
+def _load(path: Path) -> tuple[dict[str, Any], list[Any]]:
+    """(fixtures, cases) of a case file; CaseFileError for anything that is not that shape."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise CaseFileError(f"cannot read the case file: {err}") from None
+    if not isinstance(data, dict):
+        raise CaseFileError(f"the case file is a JSON {type(data).__name__}, not an object with `cases`")
+    fixtures, cases = data.get("fixtures", {}), data.get("cases")
+    if not isinstance(cases, list):
+        raise CaseFileError("the case file has no `cases` list")
+    if not isinstance(fixtures, dict):
+        raise CaseFileError("`fixtures` is not an object")
+    if not cases:
+        raise CaseFileError("the case file holds no cases: nothing was checked")
+    return fixtures, cases
+
+
+def _case_id(case: Any, index: int) -> str:
+    case_id = case.get("id") if isinstance(case, dict) else None
+    return str(case_id) if isinstance(case_id, (str, int)) and str(case_id).strip() else f"cases[{index}]"
+
+
 def run(path: Path) -> int:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    # Cases may share a setup by id (`same_setup_as`); checkers find it here, in any order.
-    fixtures = {**data.get("fixtures", {}), "__cases__": {c.get("id"): c for c in data.get("cases", [])}}
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    try:
+        file_fixtures, case_list = _load(path)
+    except CaseFileError as err:
+        print(f"FAIL {path}: {err}")
+        print("0 passed, 1 failed, 0 skipped")
+        return 1
+    # Cases may share a setup by id (`same_setup_as`); checkers find it here, in any order.
+    fixtures = {**file_fixtures,
+                "__cases__": {c.get("id"): c for c in case_list if isinstance(c, dict) and _hashable(c.get("id"))}}
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)  # services log backend errors; the verdict lines are the output
     try:
-        for case in data.get("cases", []):
+        for index, case in enumerate(case_list):
             status, message = _run_case(case, fixtures)
             counts[status] += 1
-            print(f"{status} {case.get('id', '?')}" + (f": {message}" if message else ""))
+            # one line per case whatever the message holds (config errors span lines)
+            message = " ".join(message.split("\n"))
+            print(f"{status} {_case_id(case, index)}" + (f": {message}" if message else ""))
     finally:
         logging.disable(previous)
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
     return 1 if counts["FAIL"] else 0
 
 
-def _run_case(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> tuple[str, str]:
-    checker = CHECKERS.get(case.get("category", ""))
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool, type(None)))
+
+
+def _run_case(case: Any, fixtures: Mapping[str, Any]) -> tuple[str, str]:
+    if not isinstance(case, dict):
+        return "FAIL", f"a case must be a JSON object, got {type(case).__name__}: {case!r:.80}"
+    category = case.get("category")
+    if not isinstance(category, str):
+        return "FAIL", f"the case has no `category` string (got {category!r:.80}); it cannot be checked"
+    checker = CHECKERS.get(category)
     if checker is None:
-        return "SKIP", f"no checker for category {case.get('category')!r}"
+        return "SKIP", f"not checked: no checker for category {category!r}"
     try:
         result = checker(case, fixtures)
     except cases.Unsupported as err:
-        return "SKIP", str(err)
+        return "SKIP", f"not checked: {err}"
     except Exception as err:  # noqa: BLE001 - one broken case must not stop the run
         return "FAIL", f"checker crashed: {type(err).__name__}: {err}"
     if result.ok:

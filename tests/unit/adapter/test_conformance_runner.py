@@ -55,3 +55,58 @@ def test_every_deviation_has_a_reason() -> None:
     names = [d.name for d in conformance_adapter.DEVIATIONS]
     assert len(names) == len(set(names))
     assert all(len(d.reason) > 40 for d in conformance_adapter.DEVIATIONS)
+
+
+MALFORMED_CASES = [
+    "not-an-object",
+    None,
+    {"id": "no-category", "input": {}, "expected": {}},
+    {"id": "list-category", "category": ["naming"], "input": {}, "expected": {}},
+    {"id": "list-input", "category": "custom.errors", "input": [1], "expected": {}},
+    {"id": "http-not-text", "category": "custom.errors", "input": {"http": 5}, "expected": {"status": 400}},
+    {"category": "naming", "rule": {"name": {"matches": "^(.*)_total$"}},
+     "input": {"series_name": "x_total"}, "expected": None},
+    _selector_case("still-checked", "foo", 'foo!=""'),
+]
+
+
+def test_malformed_cases_fail_one_by_one_and_the_run_goes_on(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Hidden case files may hold shapes this runner never saw: each such case is a FAIL line
+    saying why (never a traceback that ends the run, never a silent PASS)."""
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"fixtures": {}, "cases": MALFORMED_CASES}))
+    assert conformance_adapter.run(path) == 1
+    lines = capsys.readouterr().out.splitlines()
+    verdicts = [line.split()[:2] for line in lines[:-1]]
+    assert verdicts == [["FAIL", "cases[0]:"], ["FAIL", "cases[1]:"], ["FAIL", "no-category:"],
+                        ["FAIL", "list-category:"], ["FAIL", "list-input:"], ["FAIL", "http-not-text:"],
+                        ["FAIL", "cases[6]:"], ["PASS", "still-checked"]]
+    assert lines[-1] == "1 passed, 7 failed, 0 skipped"
+
+
+@pytest.mark.parametrize("content", [
+    pytest.param("{not json", id="not JSON"),
+    pytest.param("[1, 2]", id="top level is a list"),
+    pytest.param('{"cases": {"a": 1}}', id="cases is no list"),
+    pytest.param('{"fixtures": [], "cases": [{"id": "a"}]}', id="fixtures is no object"),
+    pytest.param('{"fixtures": {}, "cases": []}', id="no cases: nothing checked"),
+    pytest.param('{"fixtures": {}}', id="cases missing"),
+    pytest.param(b"\xff\xfe", id="not UTF-8"),
+])
+def test_unreadable_case_file_is_one_fail_with_the_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         content: str | bytes) -> None:
+    path = tmp_path / "cases.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    assert conformance_adapter.run(path) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"FAIL {path}: ")
+    assert lines[-1] == "0 passed, 1 failed, 0 skipped"
+
+
+def test_missing_case_file_is_a_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert conformance_adapter.run(tmp_path / "absent.json") == 1
+    assert "cannot read the case file" in capsys.readouterr().out
