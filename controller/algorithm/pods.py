@@ -173,13 +173,33 @@ def running_and_ready(pods: Iterable[PodInfo]) -> int:
     return count
 
 
+# Resources that may be set at pod level (component-helpers `IsSupportedPodLevelResource`).
+_POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
+
+
+def _pod_level_set(pod: PodInfo) -> bool:
+    """Upstream `IsPodLevelRequestsSet`: some supported resource is requested at pod level."""
+    return any(r in _POD_LEVEL_RESOURCES or r.startswith("hugepages-") for r in pod.pod_requests or ())
+
+
+def _pod_level_request(pod: PodInfo, resource: str) -> int:
+    """Upstream `calculatePodLevelRequests`: `PodRequests` is the containers' aggregate
+    (containers lacking the resource add nothing) overridden by the pod-level value."""
+    value = (pod.pod_requests or {}).get(resource)
+    if value is not None:
+        return value
+    found = [c.requests[resource] for c in pod.containers if resource in c.requests]
+    if not found:
+        raise MetricError(f"missing pod-level request for {resource} in Pod {pod.name}")
+    return sum(found)
+
+
 def pod_request(pod: PodInfo, *, resource: str, container: str = "", pod_level: bool = False) -> int:
     """One pod's request in milli-units (upstream `calculateRequests` for one pod)."""
-    if pod_level and not container and pod.pod_requests:
-        # PodLevelResources: pod-level requests win when set and no container is named.
-        value = pod.pod_requests.get(resource)
-        if value is not None:
-            return value
+    if pod_level and not container and _pod_level_set(pod):
+        # PodLevelResources: once the pod sets pod-level requests, they decide, even for a
+        # resource set only on containers (then the tolerant aggregate, not the strict sum).
+        return _pod_level_request(pod, resource)
     total = 0
     found = False
     for c in pod.containers:
@@ -203,7 +223,7 @@ def calculate_requests(
     """Requests per pod name for every listed pod (ignored ones too, as upstream)."""
     out: dict[str, int] = {}
     for pod in pods:
-        if container or (pod_level and pod.pod_requests):
+        if container or (pod_level and pod.pod_requests is not None):
             out[pod.name] = pod_request(pod, resource=resource, container=container, pod_level=pod_level)
             continue
         total = 0  # the common case inlined: sum over all containers

@@ -3,6 +3,8 @@ the resource metrics client's summing rules."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from controller.algorithm import pods as pd
@@ -93,6 +95,11 @@ def cpod(name: str, *requests: int | None, pod_level: int | None = None, names: 
     return PodInfo(name=name, containers=containers, pod_requests=None if pod_level is None else {"cpu": pod_level})
 
 
+def memory_pod(name: str, *cpu: int | None) -> PodInfo:
+    """Containers with the given cpu requests and a pod-level *memory* request only."""
+    return replace(cpod(name, *cpu), pod_requests={"memory": 256_000})
+
+
 @pytest.mark.parametrize(
     ("pods", "container", "pod_level", "expected"),
     [
@@ -107,10 +114,27 @@ def cpod(name: str, *requests: int | None, pod_level: int | None = None, names: 
         pytest.param([cpod("test-pod", 100, 50, pod_level=800)], "container2", True, {"test-pod": 50},
                      id="a named container uses its own request, not pod-level"),
         pytest.param([cpod("a", 100, 50), cpod("b", 10, 20)], "", False, {"a": 150, "b": 30}, id="several pods"),
+        pytest.param([], "", False, {}, id="void"),
+        # PodRequests = containers' aggregate overridden by pod-level values: a pod that sets only
+        # a pod-level memory request still gets its cpu from the containers that request it.
+        pytest.param([memory_pod("test-pod", 100, None)], "", True, {"test-pod": 100},
+                     id="pod-level set for memory only: cpu from the containers that request it"),
+        pytest.param([memory_pod("test-pod", 100, None)], "", False, None,
+                     id="pod-level feature off: a container without cpu fails as usual"),
     ],
 )  # fmt: skip
-def test_calculate_requests(pods: list[PodInfo], container: str, pod_level: bool, expected: dict) -> None:
+def test_calculate_requests(pods: list[PodInfo], container: str, pod_level: bool, expected: dict | None) -> None:
+    if expected is None:
+        with pytest.raises(MetricError, match="missing request for cpu in container container2 of Pod test-pod"):
+            pd.calculate_requests(pods, resource="cpu", container=container, pod_level=pod_level)
+        return
     assert pd.calculate_requests(pods, resource="cpu", container=container, pod_level=pod_level) == expected
+
+
+def test_pod_level_requests_without_the_resource_anywhere_name_the_pod() -> None:
+    """Upstream calculatePodLevelRequests: "missing pod-level request for cpu in Pod P"."""
+    with pytest.raises(MetricError, match="^missing pod-level request for cpu in Pod test-pod$"):
+        pd.calculate_requests([memory_pod("test-pod", None, None)], resource="cpu", pod_level=True)
 
 
 @pytest.mark.parametrize(
