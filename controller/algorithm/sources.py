@@ -317,7 +317,7 @@ def per_pod_target(
         replicas, why = status_replicas, Why.WITHIN_TOLERANCE
     else:
         replicas, why = ceil_int32(float(usage) / float(target)), Why.PER_POD
-    if usage >= MAX_INT64:
+    if float(usage) >= float(MAX_INT64):  # upstream compares as float64: 2^63-512 and up saturate
         average = MAX_INT64
     elif status_replicas == 0:
         average = usage

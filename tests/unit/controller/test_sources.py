@@ -13,6 +13,7 @@ from tests.unit.controller.harness import (
     COOL, FAILED, HOT, NOW, PENDING, READINESS, RUNNING, F, T, harness_metrics, harness_pods,
 )  # fmt: skip
 
+MAX64, MAX32 = 2**63 - 1, 2**31 - 1
 TOL = Tolerances()
 ONE_CPU = 1000
 
@@ -168,6 +169,7 @@ def test_plain_average_missing_pod_on_scale_down_counts_as_target() -> None:
         pytest.param(0, 1000, 1000, [], 1, id="from zero: ceil(ratio), tolerance not applied"),
         pytest.param(0, 2500, 1000, [], 3, id="from zero: ceil(2.5)"),
         pytest.param(0, 0, 1000, [], 0, id="from zero stays at zero with no load"),
+        pytest.param(3, MAX64, 1, [], MAX32, id="TestReplicaCalcScaleUpOverflow: capped at MaxInt32"),
     ],
 )  # fmt: skip
 def test_value_target_matches_upstream(current: int, value: int, target: int, readiness: list, expected: int) -> None:
@@ -200,6 +202,11 @@ def test_value_target_without_pods_is_an_error_unless_within_tolerance() -> None
                      id="TestHPAWithTolerance phase 2: +2.7% within a 5% up tolerance"),
         pytest.param(10, 800000, 100000, Tolerances(scale_down=0.5, scale_up=0.05), (10, 80000),
                      id="TestHPAWithTolerance phase 4: -20% within a 50% down tolerance"),
+        pytest.param(1, MAX64, 1, TOL, (MAX32, MAX64), id="TestExternalPerPodMetricReplicaOverflow"),
+        pytest.param(1, MAX64, MAX64, TOL, (1, MAX64), id="TestExternalPerPodMetricUsageOverflow"),
+        # float64(usage) >= float64(MaxInt64) holds from 2^63-512 up: upstream reports MaxInt64,
+        # never ceil() of the rounded float (which is 2^63, outside int64).
+        pytest.param(1, MAX64 - 100, MAX64, TOL, (1, MAX64), id="usage that rounds to 2^63 as a float saturates"),
     ],
 )  # fmt: skip
 def test_per_pod_target_matches_upstream(status_replicas: int, value: int, target: int, tolerances: Tolerances, expected: tuple[int, int]) -> None:
