@@ -59,13 +59,13 @@ def _selector_text(sel: Json | None) -> str:
     """The metric selector as upstream prints it with `%+v` (used in names and messages)."""
     if sel is None:
         return "<nil>"
-    labels = ",".join(f"{k}: {v}" for k, v in sorted((sel.get("matchLabels") or {}).items()))
+    labels = "".join(f"{k}: {v}," for k, v in sorted((sel.get("matchLabels") or {}).items()))
     exprs = "".join(
         f"LabelSelectorRequirement{{Key:{e.get('key')},Operator:{e.get('operator')},"
         f"Values:[{' '.join(e.get('values') or ())}],}},"
         for e in sel.get("matchExpressions") or ()
     )
-    return (f"&LabelSelector{{MatchLabels:map[string]string{{{labels},}},"
+    return (f"&LabelSelector{{MatchLabels:map[string]string{{{labels}}},"
             f"MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}")  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from hack.conformance_controller import run
+from hack.conformance_controller_reconcile import reconcile
 from tests import paths
 
 PUBLIC = json.loads((paths.VECTORS / "hpa-public.json").read_text())["cases"]
@@ -127,3 +128,43 @@ def test_external_values_saturate_at_maxint64_as_upstream(tmp_path: Path, capsys
     }  # fmt: skip
     code, lines = _replay(tmp_path, capsys, [case])
     assert lines == ["PASS external-usage-overflow", "1 passed, 0 failed, 0 skipped"] and code == 0
+
+
+def test_restartable_init_containers_count_and_plain_init_containers_do_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TestCalculateRequests "pod with restartable init containers": 100 + sidecar 50 = 150."""
+    case = {
+        "id": "cr-restartable-init", "kind": "calculate_requests",
+        "inputs": {"resource": "cpu", "container": "", "feature_gates": {"PodLevelResources": False}, "pods": [{
+            "name": "test-pod", "containers": [{"name": "container1", "cpu_request_milli": 100}],
+            "init_containers": [{"name": "init-container1", "cpu_request_milli": 20},
+                                {"name": "restartable-container1", "restart_policy": "Always", "cpu_request_milli": 50}],
+        }]},
+        "expected": {"requests_milli": {"test-pod": 150}},
+    }  # fmt: skip
+    void = {"id": "cr-void", "kind": "calculate_requests", "inputs": {"resource": "cpu", "container": "", "pods": []},
+            "expected": {"requests_milli": {}}}  # fmt: skip
+    code, lines = _replay(tmp_path, capsys, [case, void])
+    assert lines == ["PASS cr-restartable-init", "PASS cr-void", "2 passed, 0 failed, 0 skipped"] and code == 0
+
+
+@pytest.mark.parametrize(
+    ("selector", "printed"),
+    [
+        pytest.param({}, "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}",
+                     id="empty selector"),
+        pytest.param({"matchLabels": {"b": "2", "a": "1"}},
+                     "&LabelSelector{MatchLabels:map[string]string{a: 1,b: 2,},MatchExpressions:[]LabelSelectorRequirement{},}",
+                     id="labels sorted, each followed by a comma"),
+        pytest.param({"matchExpressions": [{"key": "k", "operator": "In", "values": ["x", "y"]}]},
+                     "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement"
+                     "{LabelSelectorRequirement{Key:k,Operator:In,Values:[x y],},},}", id="match expressions"),
+    ],
+)  # fmt: skip
+def test_external_metric_names_print_the_selector_as_upstream(selector: dict, printed: str) -> None:
+    """The condition message names the metric as upstream's `external metric %s(%+v)`."""
+    case = copy.deepcopy(next(c for c in PUBLIC if c["id"] == "ctl-tolerance-cm-external"))
+    case["inputs"]["hpa"]["metrics"][0]["external"]["metric"]["selector"] = selector
+    active = reconcile(case["inputs"])["conditions"][1]
+    assert active["message"] == f"the HPA was able to successfully calculate a replica count from external metric qps({printed})"
