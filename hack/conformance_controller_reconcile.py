@@ -214,14 +214,18 @@ def reconcile(i: Json) -> Json:
     else:
         d = _sync(i, hpa, hist, failures)
     status_update = _status_update(d, hpa.get("status") or {})
+    events = [e.to_dict() for e in d.events]
+    if failures.get("status_update_error") and status_update:  # upstream updateStatus's Warning
+        events.append({"type": "Warning", "reason": "FailedUpdateStatus", "message": "injected status update error"})
     cpu = next((m.average_utilization for m in d.status.current_metrics
                 if m is not None and m.type is SourceType.RESOURCE and m.name == "cpu"), None)  # fmt: skip
     return {
         "status_desired_replicas": d.status.desired_replicas,
         "conditions": [{"type": str(c.type), "status": "True" if c.status else "False", "reason": str(c.reason),
                         "message": c.message} for c in d.status.conditions],
-        "events": [e.to_dict() for e in d.events],
-        "event_reasons": [str(e.reason) for e in d.events],
+        "events": events,
+        "event_reasons": [e["reason"] for e in events],
+        "event_created": bool(events),
         "scale_updated": d.outcome is Outcome.SCALED,
         "scale_updated_to": d.desired_replicas if d.outcome is Outcome.SCALED else None,
         "reconcile_returns_error": d.error is not None

@@ -168,3 +168,13 @@ def test_external_metric_names_print_the_selector_as_upstream(selector: dict, pr
     case["inputs"]["hpa"]["metrics"][0]["external"]["metric"]["selector"] = selector
     active = reconcile(case["inputs"])["conditions"][1]
     assert active["message"] == f"the HPA was able to successfully calculate a replica count from external metric qps({printed})"
+
+
+def test_a_failed_status_write_is_an_error_and_a_warning_event() -> None:
+    """updateStatus: on failure a FailedUpdateStatus Warning, and reconcile returns the error."""
+    inputs = copy.deepcopy(RECONCILE["inputs"])
+    inputs["failures"] = {"status_update_error": True}
+    got = reconcile(inputs)
+    assert got["reconcile_returns_error"] is True and got["scale_updated_to"] == 5
+    assert got["event_reasons"] == ["SuccessfulRescale", "FailedUpdateStatus"]
+    assert reconcile(copy.deepcopy(RECONCILE["inputs"]))["reconcile_returns_error"] is False
