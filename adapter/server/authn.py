@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -191,28 +192,34 @@ class Authenticator:
 
 
 def _first(headers: MultiMapping[str], names: tuple[str, ...]) -> str:
+    """k8s `headerValue`: per header name only its FIRST line counts (Go's `Header.Get`); the
+    first name whose first line is non-empty wins. A later duplicate line never replaces an empty
+    or missing first one."""
     for name in names:
-        for value in headers.getall(name, []):
-            if value.strip():
-                return value.strip()
+        values = headers.getall(name, [])
+        if values and values[0].strip():
+            return values[0].strip()
     return ""
 
 
 def _extra(headers: MultiMapping[str], prefixes: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
+    """k8s `newExtra`: prefixes in order, then every header line whose name starts with the
+    prefix (case-insensitively); key = rest of the name, lower-cased, then percent-decoded."""
     extra: dict[str, list[str]] = {}
-    lowered = tuple(p.lower() for p in prefixes)
-    for name, value in headers.items():
-        lname = name.lower()
-        for prefix in lowered:
+    for prefix in (p.lower() for p in prefixes):
+        for name, value in headers.items():
+            lname = name.lower()
             if lname.startswith(prefix) and len(lname) > len(prefix):
-                key = _unescape(lname[len(prefix):])
-                extra.setdefault(key, []).append(value)
-                break
+                extra.setdefault(_unescape(lname[len(prefix):]), []).append(value)
     return MappingProxyType({k: tuple(v) for k, v in extra.items()})
 
 
+# Go's url.PathUnescape fails (and k8s then keeps the raw key) on a `%` without two hex digits.
+_BAD_ESCAPE = re.compile(r"%(?![0-9a-fA-F]{2})")
+
+
 def _unescape(key: str) -> str:
-    try:
-        return unquote(key, errors="strict")
-    except UnicodeDecodeError:
+    if _BAD_ESCAPE.search(key):
         return key
+    # Go decodes any bytes; invalid UTF-8 then reaches the SAR JSON as U+FFFD (encoding/json)
+    return unquote(key, errors="replace")

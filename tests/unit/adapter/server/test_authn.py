@@ -151,3 +151,43 @@ async def test_rotated_requestheader_ca_rejects_the_old_proxy_certificate(authen
 async def test_garbage_peer_certificate_is_401_not_500(authenticator):
     with pytest.raises(Unauthorized):
         await authenticator.authenticate(peer_cert_der=b"not a certificate", headers=headers(*IDENTITY))
+
+
+@pytest.mark.parametrize("pairs, expected", [
+    pytest.param((("X-Remote-User", "alice"), ("X-Remote-User", "mallory")), "alice",
+                 id="first line wins over a later duplicate"),
+    pytest.param((("x-remote-user", "alice"),), "alice", id="header name case-insensitive"),
+    pytest.param((("X-Remote-User", ""), ("X-Remote-User", "mallory")), None,
+                 id="an empty first line is no user (Go Header.Get), not the next line"),
+])
+async def test_username_header_is_read_like_go_header_get(authenticator, pki, pairs, expected):
+    if expected is None:
+        with pytest.raises(Unauthorized):  # no user from the proxy; its cert is no client-ca cert
+            await authenticator.authenticate(peer_cert_der=pki.der(pki.front_proxy), headers=headers(*pairs))
+        return
+    user = await authenticator.authenticate(peer_cert_der=pki.der(pki.front_proxy), headers=headers(*pairs))
+    assert user.name == expected
+
+
+@pytest.mark.parametrize("header, key", [
+    pytest.param("X-Remote-Extra-Authentication.kubernetes.io%2fcredential-Id",
+                 "authentication.kubernetes.io/credential-id", id="lower-cased then decoded"),
+    pytest.param("x-remote-extra-Scopes", "scopes", id="prefix case-insensitive"),
+    pytest.param("X-Remote-Extra-A%zz%2F", "a%zz%2f", id="malformed escape keeps the raw key"),
+    pytest.param("X-Remote-Extra-A%", "a%", id="trailing percent keeps the raw key"),
+    pytest.param("X-Remote-Extra-A%ff", "a\ufffd", id="invalid UTF-8 decodes like Go then JSON"),
+])
+async def test_extra_keys_are_decoded_like_k8s(authenticator, pki, header, key):
+    user = await authenticator.authenticate(peer_cert_der=pki.der(pki.front_proxy),
+                                            headers=headers(("X-Remote-User", "bob"), (header, "v")))
+    assert dict(user.extra) == {key: ("v",)}
+
+
+async def test_extra_header_matching_two_prefixes_counts_for_both(pki):
+    """k8s walks the prefixes in order and gives each matching header line to every prefix."""
+    cluster = AuthMaterial(requestheader_ca_pem=pki.front_proxy_ca.cert_pem,
+                           extra_prefixes=("X-Remote-Extra-", "X-Remote-Extra-Team-"))
+    auth = Authenticator(merge_settings(AuthMaterial(), cluster), None)
+    user = await auth.authenticate(peer_cert_der=pki.der(pki.front_proxy),
+                                   headers=headers(("X-Remote-User", "bob"), ("X-Remote-Extra-Team-Id", "7")))
+    assert dict(user.extra) == {"team-id": ("7",), "id": ("7",)}
