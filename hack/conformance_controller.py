@@ -79,7 +79,7 @@ def _malformed(case: Any) -> str | None:
     if extra:
         return f"known case keys got unknown key(s) {extra}"
     kind = case.get("kind")
-    if kind not in HANDLERS_BY_KIND:
+    if not isinstance(kind, str) or kind not in HANDLERS_BY_KIND:
         return f"a known case kind ({', '.join(sorted(HANDLERS_BY_KIND))}) got {kind!r}"
     if not isinstance(case.get("inputs"), dict) or not isinstance(case.get("expected"), dict):
         return "inputs and expected objects got " + json.dumps({k: type(case.get(k)).__name__
@@ -128,10 +128,10 @@ def _outcome(case: Any, index: int, seen: set[str]) -> tuple[str, str, str]:
     seen.add(cid)
     if cid in DEVIATIONS:
         return "SKIP", cid, f"deliberate deviation: {DEVIATIONS[cid]}"
-    why = _malformed(case)
-    if why is not None:
-        return "FAIL", cid, f"expected {why}"
     try:
+        why = _malformed(case)
+        if why is not None:
+            return "FAIL", cid, f"expected {why}"
         problems = check(case)
     except CaseError as e:
         problems = [f"expected a case this runner can replay got {e}"]

@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hack.conformance_controller import run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hack.conformance_controller import _outcome, run
 from hack.conformance_controller_reconcile import reconcile
 from tests import paths
 
@@ -178,3 +181,36 @@ def test_a_failed_status_write_is_an_error_and_a_warning_event() -> None:
     assert got["reconcile_returns_error"] is True and got["scale_updated_to"] == 5
     assert got["event_reasons"] == ["SuccessfulRescale", "FailedUpdateStatus"]
     assert reconcile(copy.deepcopy(RECONCILE["inputs"]))["reconcile_returns_error"] is False
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _paths_of(value: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths_of(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths_of(v, (*prefix, i))
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_no_input_makes_the_runner_crash_or_pass_by_accident(data: st.DataObject) -> None:
+    """Any value anywhere in a case gives a verdict line; a damaged case never raises."""
+    case = copy.deepcopy(data.draw(st.sampled_from(PUBLIC)))
+    path = data.draw(st.sampled_from(_paths_of(case)))
+    node = case
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = data.draw(JSON_VALUES)
+    verdict, cid, detail = _outcome(case, 0, set())
+    assert verdict in ("PASS", "FAIL", "SKIP")
+    assert verdict != "FAIL" or detail.startswith("expected ")
