@@ -177,10 +177,11 @@ def replica_calculator(i: Json) -> Json:
     else:
         raise CaseError(f"unknown calculator function {fn!r}")
     out: Json = {"replicas": p.replicas, "timestamp": p.timestamp}
+    # Upstream returns one value besides the count (raw average, plain average, total or per-pod
+    # average), named rawUtilization or usage by the function; Utilization targets add the percent.
+    out |= {"usage_milli": p.usage, "raw_average_milli": p.usage}
     if fn == "GetResourceReplicas":
-        out |= {"utilization_percent": p.utilization, "raw_average_milli": p.usage}
-    else:  # upstream returns one value: the raw average, the average, the total or per pod
-        out |= {"usage_milli": p.usage, "raw_average_milli": p.usage}
+        out["utilization_percent"] = p.utilization
     return out
 
 
