@@ -66,7 +66,7 @@ def _containers(p: Json) -> tuple[pd.ContainerInfo, ...]:
     # Only restartable init containers (sidecars) count towards requests.
     sidecars = [
         pd.ContainerInfo(name=c.get("name") or "", requests=milli(c, "request"), restartable_init=True)
-        for c in p.get("init_containers") or ()
+        for c in p.get("init_containers") or p.get("initContainers") or ()
         if _restartable(c)
     ]
     return (*regular, *sidecars)

@@ -28,8 +28,9 @@ _PODS = (
     "pods", "pods[]", "pods[].name", "pods[].phase", "pods[].ready_condition", "pods[].ready_last_transition",
     "pods[].start_time", "pods[].deletion_timestamp_set", "pods[].labels", "pods[].labels.*",
     "pods[].pod_level_*_request_milli", *(s.format(p="pods[].containers") for s in _CONTAINERS),
-    *(s.format(p="pods[].init_containers") for s in _CONTAINERS), "pods[].init_containers[].restart_policy",
-    "pods[].init_containers[].restartPolicy", "pods[].init_containers[].restartable",
+    *(s.format(p=f"pods[].{k}") for k in ("init_containers", "initContainers") for s in _CONTAINERS),
+    *(f"pods[].{k}[].{f}" for k in ("init_containers", "initContainers")
+      for f in ("restart_policy", "restartPolicy", "restartable", "restart_policy_always")),
 )  # fmt: skip
 _RESOURCE_METRICS = (
     "resource_metrics", "resource_metrics[]", "resource_metrics[].pod", "resource_metrics[].timestamp",

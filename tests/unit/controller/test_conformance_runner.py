@@ -148,8 +148,14 @@ def test_restartable_init_containers_count_and_plain_init_containers_do_not(
     }  # fmt: skip
     void = {"id": "cr-void", "kind": "calculate_requests", "inputs": {"resource": "cpu", "container": "", "pods": []},
             "expected": {"requests_milli": {}}}  # fmt: skip
-    code, lines = _replay(tmp_path, capsys, [case, void])
-    assert lines == ["PASS cr-restartable-init", "PASS cr-void", "2 passed, 0 failed, 0 skipped"] and code == 0
+    camel = copy.deepcopy(case)
+    camel["id"] = "cr-restartable-init-camel"
+    pod = camel["inputs"]["pods"][0]
+    pod["initContainers"] = pod.pop("init_containers")
+    pod["initContainers"][1] = {"name": "restartable-container1", "restartPolicy": "Always", "cpu_request_milli": 50}
+    code, lines = _replay(tmp_path, capsys, [case, void, camel])
+    assert lines == ["PASS cr-restartable-init", "PASS cr-void", "PASS cr-restartable-init-camel",
+                     "3 passed, 0 failed, 0 skipped"] and code == 0  # fmt: skip
 
 
 @pytest.mark.parametrize(
