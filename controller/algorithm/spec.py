@@ -35,7 +35,9 @@ class TargetType(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetricTarget:
-    type: TargetType
+    # None when the spec leaves `type` empty: upstream reads Resource, Pods and External targets
+    # by their value fields alone, and an Object target then has neither kind of target.
+    type: TargetType | None
     average_utilization: int | None = None  # percent of request
     average_value: int | None = None  # milli-units
     value: int | None = None  # milli-units

@@ -220,3 +220,29 @@ def test_no_input_makes_the_runner_crash_or_pass_by_accident(data: st.DataObject
     verdict, cid, detail = _outcome(case, 0, set())
     assert verdict in ("PASS", "FAIL", "SKIP")
     assert verdict != "FAIL" or detail.startswith("expected ")
+
+
+def _pods_metric_case() -> dict[str, Any]:
+    """ctl-scale-up-cm (a Pods AverageValue metric) with its target written as upstream's
+    TestNoBackoffUpscaleCM writes it: an averageValue and no type."""
+    case = copy.deepcopy(next(c for c in PUBLIC if c["id"] == "ctl-scale-up-cm"))
+    target = case["inputs"]["hpa"]["metrics"][0]["pods"]["target"]
+    del target["type"]
+    return case
+
+
+def test_a_target_without_type_is_read_like_upstream(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Pods and External targets are read by their value fields alone; an Object target without
+    a type fails as "neither a value target nor an average value target was set"
+    (TestConditionFailedGetMetrics/FailedGetObjectMetric writes `Target{Value: ...}`)."""
+    pods_case = _pods_metric_case()
+    obj = copy.deepcopy(next(c for c in PUBLIC if c["id"] == "ctl-scale-up-cm-object"))
+    obj["id"] = "object-target-without-type"
+    del obj["inputs"]["hpa"]["metrics"][0]["object"]["target"]["type"]
+    obj["expected"] = {"status_desired_replicas": 3, "scale_updated": False, "reconcile_returns_error": True,
+                       "conditions": [{"type": "AbleToScale", "status": "True", "reason": "SucceededGetScale"},
+                                      {"type": "ScalingActive", "status": "False", "reason": "FailedGetObjectMetric"}]}
+    code, lines = _replay(tmp_path, capsys, [pods_case, obj])
+    assert lines == [f"PASS {pods_case['id']}", "PASS object-target-without-type", "2 passed, 0 failed, 0 skipped"]
+    message = reconcile(obj["inputs"])["conditions"][1]["message"]
+    assert message.endswith("invalid object metric source: neither a value target nor an average value target was set")
