@@ -22,7 +22,11 @@ if TYPE_CHECKING:
     from adapter.services.external_metrics import ExternalMetricsService
     from adapter.services.resource_metrics import ResourceMetricsService
 
-__all__ = ["Services", "build_app"]
+__all__ = ["IDLE_TIMEOUT", "Services", "build_app", "make_runner"]
+
+#: kube-apiserver's http.Server IdleTimeout. aiohttp's default (3630 s) let a client that
+#: connected and sent nothing, or only part of its headers, hold a connection for an hour.
+IDLE_TIMEOUT = 90.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,3 +60,9 @@ def build_app(ctx: ServerContext, services: Services) -> web.Application:
     if services.resource is not None:
         resource_metrics.register(app, services.resource)
     return app
+
+
+def make_runner(app: web.Application, *, idle_timeout: float = IDLE_TIMEOUT) -> web.AppRunner:
+    """The runner the adapter serves `app` with: an idle connection, or one whose request headers
+    have not fully arrived, is closed after `idle_timeout` (a request being answered is not)."""
+    return web.AppRunner(app, access_log=None, shutdown_timeout=5.0, keepalive_timeout=idle_timeout)
