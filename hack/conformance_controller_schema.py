@@ -70,7 +70,8 @@ _HPA = (
     *(f"hpa.status.currentMetrics[].{src}{s}" for src in ("resource", "containerResource", "pods", "object", "external")
       for s in ("", ".name", ".container", ".metric", ".metric.name", ".describedObject", ".describedObject.*",
                 ".current", ".current.averageUtilization", ".current.averageValue", ".current.averageValue_milli",
-                ".current.value", ".current.value_milli")),
+                ".current.value", ".current.value_milli",
+                *(x.format(p=".metric.selector") for x in _SELECTOR))),
 )  # fmt: skip
 
 ALLOWED: dict[str, tuple[str, ...]] = {

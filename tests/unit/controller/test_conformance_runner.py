@@ -246,3 +246,20 @@ def test_a_target_without_type_is_read_like_upstream(tmp_path: Path, capsys: pyt
     assert lines == [f"PASS {pods_case['id']}", "PASS object-target-without-type", "2 passed, 0 failed, 0 skipped"]
     message = reconcile(obj["inputs"])["conditions"][1]["message"]
     assert message.endswith("invalid object metric source: neither a value target nor an average value target was set")
+
+
+def test_feeding_back_the_written_status_avoids_a_second_write() -> None:
+    """TestAvoidUnnecessaryUpdates, for an External metric whose status carries its selector:
+    the status this sync writes, given back as the previous status, is not written again."""
+    inputs = copy.deepcopy(next(c for c in PUBLIC if c["id"] == "ctl-tolerance-cm-external")["inputs"])
+    first = reconcile(copy.deepcopy(inputs))
+    assert first["status_update"] is True
+    inputs["hpa"]["status"] = {
+        "currentReplicas": 4, "desiredReplicas": first["status_desired_replicas"], "lastScaleTime": None,
+        "conditions": [{**c, "lastTransitionTime": 0} for c in first["conditions"]],
+        "currentMetrics": [{"type": "External", "external": {"metric": {"name": "qps", "selector": {}},
+                                                             "current": {"value": "8600m"}}}],
+    }  # fmt: skip
+    assert reconcile(inputs)["status_update"] is False
+    inputs["hpa"]["status"]["currentMetrics"][0]["external"]["current"]["value"] = "8601m"
+    assert reconcile(inputs)["status_update"] is True
