@@ -264,3 +264,12 @@ def test_feeding_back_the_written_status_avoids_a_second_write() -> None:
     assert _outcome(case, 0, set()) == ("PASS", "avoid-update", "")  # the selector is a known field
     inputs["hpa"]["status"]["currentMetrics"][0]["external"]["current"]["value"] = "8601m"
     assert reconcile(inputs)["status_update"] is True
+
+
+def test_rate_limit_cases_without_effective_rules_apply_the_api_defaults_themselves() -> None:
+    """A behavior_rate_limit case that gives only `*_rules_as_given` gets the autoscaling/v2
+    defaulting (GenerateHPAScale{Up,Down}Rules) applied by the runner: same answers."""
+    cases = [copy.deepcopy(c) for c in PUBLIC if c["kind"] == "behavior_rate_limit"]
+    for case in cases:
+        del case["inputs"]["scale_up_rules_effective"], case["inputs"]["scale_down_rules_effective"]
+    assert cases and [_outcome(c, 0, set())[0] for c in cases] == ["PASS"] * len(cases)
