@@ -60,16 +60,16 @@ def _restartable(c: Json) -> bool:
     return policy == "Always" or bool(c.get("restartable")) or bool(c.get("restart_policy_always"))
 
 
+def _inits(p: Json) -> tuple[pd.ContainerInfo, ...]:
+    return tuple(pd.ContainerInfo(name=c.get("name") or "", requests=milli(c, "request"), restartable_init=_restartable(c))
+                 for c in p.get("init_containers") or p.get("initContainers") or ())  # fmt: skip
+
+
 def _containers(p: Json) -> tuple[pd.ContainerInfo, ...]:
     regular = [pd.ContainerInfo(name=c.get("name") or "", requests=milli(c, "request"))
                for c in p.get("containers") or ()]  # fmt: skip
-    # Only restartable init containers (sidecars) count towards requests.
-    sidecars = [
-        pd.ContainerInfo(name=c.get("name") or "", requests=milli(c, "request"), restartable_init=True)
-        for c in p.get("init_containers") or p.get("initContainers") or ()
-        if _restartable(c)
-    ]
-    return (*regular, *sidecars)
+    # Only restartable init containers (sidecars) count towards the summed requests.
+    return (*regular, *(c for c in _inits(p) if c.restartable_init))
 
 
 def pod(p: Json) -> pd.PodInfo:
@@ -80,7 +80,7 @@ def pod(p: Json) -> pd.PodInfo:
         ready=None if ready is None else pd.ReadyStatus(ready),
         ready_transition=t(p.get("ready_last_transition")), start_time=t(p.get("start_time")),
         deleted=bool(p.get("deletion_timestamp_set")), containers=_containers(p),
-        pod_requests=milli(pod_level, "request") or None,
+        pod_requests=milli(pod_level, "request") or None, init_containers=_inits(p),
     )  # fmt: skip
 
 

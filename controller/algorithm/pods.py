@@ -66,6 +66,9 @@ class PodInfo:
     deleted: bool = False  # metadata.deletionTimestamp set
     containers: tuple[ContainerInfo, ...] = ()
     pod_requests: Mapping[str, int] | None = None  # spec.resources.requests (pod level)
+    # Every init container in spec order (sidecars flagged restartable_init). Only the pod-level
+    # aggregate needs the plain ones; when empty, the sidecars in `containers` stand in.
+    init_containers: tuple[ContainerInfo, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,14 +187,31 @@ def _pod_level_set(pod: PodInfo) -> bool:
 
 def _pod_level_request(pod: PodInfo, resource: str) -> int:
     """Upstream `calculatePodLevelRequests`: `PodRequests` is the containers' aggregate
-    (containers lacking the resource add nothing) overridden by the pod-level value."""
+    (`AggregateContainerRequests`) overridden by the pod-level value; a container lacking the
+    resource adds nothing, and only a resource missing everywhere is an error."""
     value = (pod.pod_requests or {}).get(resource)
     if value is not None:
         return value
-    found = [c.requests[resource] for c in pod.containers if resource in c.requests]
-    if not found:
+    regular = [c.requests[resource] for c in pod.containers if not c.restartable_init and resource in c.requests]
+    total: int | None = sum(regular) if regular else None
+    inits = pod.init_containers or tuple(c for c in pod.containers if c.restartable_init)
+    sidecars: int | None = None  # running sum of the restartable init containers so far
+    peak: int | None = None  # the largest request while init containers run
+    for c in inits:
+        own = c.requests.get(resource)
+        if c.restartable_init:
+            if own is not None:
+                total, sidecars = (total or 0) + own, (sidecars or 0) + own
+            during = sidecars
+        else:  # a plain init container runs beside the sidecars started before it
+            during = None if own is None and sidecars is None else (own or 0) + (sidecars or 0)
+        if during is not None:
+            peak = during if peak is None else max(peak, during)
+    if peak is not None:
+        total = peak if total is None else max(total, peak)
+    if total is None:
         raise MetricError(f"missing pod-level request for {resource} in Pod {pod.name}")
-    return sum(found)
+    return total
 
 
 def pod_request(pod: PodInfo, *, resource: str, container: str = "", pod_level: bool = False) -> int:

@@ -131,6 +131,32 @@ def test_calculate_requests(pods: list[PodInfo], container: str, pod_level: bool
     assert pd.calculate_requests(pods, resource="cpu", container=container, pod_level=pod_level) == expected
 
 
+def init(name: str, cpu: int | None, *, sidecar: bool = False) -> ContainerInfo:
+    return ContainerInfo(name=name, requests={} if cpu is None else {"cpu": cpu}, restartable_init=sidecar)
+
+
+@pytest.mark.parametrize(
+    ("inits", "expected"),
+    [
+        pytest.param((init("setup", 500),), 500, id="a plain init container larger than the containers wins"),
+        pytest.param((init("proxy", 50, sidecar=True), init("setup", 80)), 150,
+                     id="a sidecar adds to the containers; a smaller plain init after it does not"),
+        pytest.param((init("proxy", 50, sidecar=True), init("setup", 300)), 350,
+                     id="a plain init container runs beside the sidecars started before it"),
+        pytest.param((init("setup", 300), init("proxy", 50, sidecar=True)), 300,
+                     id="a plain init container before the sidecar runs alone"),
+        pytest.param((init("setup", None),), 100, id="an init container without cpu adds nothing"),
+    ],
+)  # fmt: skip
+def test_pod_level_aggregate_follows_aggregate_container_requests(inits: tuple, expected: int) -> None:
+    """component-helpers AggregateContainerRequests: max(containers + sidecars, peak while init
+    containers run), used when pod-level requests are set but not for this resource."""
+    sidecars = tuple(c for c in inits if c.restartable_init)
+    p = replace(memory_pod("test-pod", 100), init_containers=inits)
+    p = replace(p, containers=(*p.containers, *sidecars))
+    assert pd.calculate_requests([p], resource="cpu", pod_level=True) == {"test-pod": expected}
+
+
 def test_pod_level_requests_without_the_resource_anywhere_name_the_pod() -> None:
     """Upstream calculatePodLevelRequests: "missing pod-level request for cpu in Pod P"."""
     with pytest.raises(MetricError, match="^missing pod-level request for cpu in Pod test-pod$"):
