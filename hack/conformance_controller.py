@@ -46,8 +46,6 @@ NOT_ENCODED_DEVIATIONS: tuple[str, ...] = (
     "Window boundaries: a sample exactly W seconds old is outside every window (legacy "
     "stabilization included), the convention of the vectors; upstream's legacy path compares "
     "with Before(cutoff), which differs only at the same nanosecond.",
-    "Pod-level requests without the metric's resource use the containers' aggregate as "
-    "upstream's PodRequests does, but without the pod overhead (not modelled).",
 )
 
 HANDLERS_BY_KIND = {**HANDLERS, "controller_reconcile": reconcile}

@@ -69,6 +69,7 @@ class PodInfo:
     # Every init container in spec order (sidecars flagged restartable_init). Only the pod-level
     # aggregate needs the plain ones; when empty, the sidecars in `containers` stand in.
     init_containers: tuple[ContainerInfo, ...] = ()
+    overhead: Mapping[str, int] | None = None  # spec.overhead (RuntimeClass), pod-level path only
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,9 +190,10 @@ def _pod_level_request(pod: PodInfo, resource: str) -> int:
     """Upstream `calculatePodLevelRequests`: `PodRequests` is the containers' aggregate
     (`AggregateContainerRequests`) overridden by the pod-level value; a container lacking the
     resource adds nothing, and only a resource missing everywhere is an error."""
+    extra = (pod.overhead or {}).get(resource, 0)  # PodRequests adds the pod overhead
     value = (pod.pod_requests or {}).get(resource)
     if value is not None:
-        return value
+        return value + extra
     regular = [c.requests[resource] for c in pod.containers if not c.restartable_init and resource in c.requests]
     total: int | None = sum(regular) if regular else None
     inits = pod.init_containers or tuple(c for c in pod.containers if c.restartable_init)
@@ -209,9 +211,9 @@ def _pod_level_request(pod: PodInfo, resource: str) -> int:
             peak = during if peak is None else max(peak, during)
     if peak is not None:
         total = peak if total is None else max(total, peak)
-    if total is None:
+    if total is None and not extra:
         raise MetricError(f"missing pod-level request for {resource} in Pod {pod.name}")
-    return total
+    return (total or 0) + extra
 
 
 def pod_request(pod: PodInfo, *, resource: str, container: str = "", pod_level: bool = False) -> int:

@@ -157,6 +157,21 @@ def test_pod_level_aggregate_follows_aggregate_container_requests(inits: tuple, 
     assert pd.calculate_requests([p], resource="cpu", pod_level=True) == {"test-pod": expected}
 
 
+@pytest.mark.parametrize(
+    ("pod_level", "expected"),
+    [
+        pytest.param({"cpu": 800}, 850, id="pod-level cpu plus the overhead"),
+        pytest.param({"memory": 256_000}, 150, id="containers' aggregate plus the overhead"),
+    ],
+)
+def test_pod_level_requests_include_the_pod_overhead(pod_level: dict, expected: int) -> None:
+    """PodRequests(pod, PodResourcesOptions{}) adds spec.overhead (e.g. a RuntimeClass's)."""
+    p = replace(cpod("test-pod", 100), pod_requests=pod_level, overhead={"cpu": 50})
+    assert pd.calculate_requests([p], resource="cpu", pod_level=True) == {"test-pod": expected}
+    # Without pod-level requests the container sum is used, and upstream adds no overhead.
+    assert pd.calculate_requests([replace(p, pod_requests=None)], resource="cpu", pod_level=True) == {"test-pod": 100}
+
+
 def test_pod_level_requests_without_the_resource_anywhere_name_the_pod() -> None:
     """Upstream calculatePodLevelRequests: "missing pod-level request for cpu in Pod P"."""
     with pytest.raises(MetricError, match="^missing pod-level request for cpu in Pod test-pod$"):
