@@ -21,6 +21,7 @@ from adapter.rules.query import QUERY_FIELDS, build_query
 from adapter.rules.resources import (
     DEFAULT_TABLE, GroupResource, ResourceTable, is_root_scoped_for_discovery,
 )  # fmt: skip
+from adapter.services.errors import MetricNotFound
 from kubecommon.selectors import parse_selector
 
 
@@ -205,7 +206,7 @@ def check_registry_query(case: Mapping[str, Any], fixtures: Mapping[str, Any], *
     entry = info.get(key)
     names = data.get("resource_names", [])
     if entry is None or not names:
-        return _result({"found": expected["found"]}, {"found": False})
+        return _not_found(expected, resource, data["metric_info"]["metric"])
     try:
         got = query.render_custom(
             entry.rule, series_name=entry.series_name, resource=resource,
@@ -217,6 +218,17 @@ def check_registry_query(case: Mapping[str, Any], fixtures: Mapping[str, Any], *
     if not expected["found"]:
         return Result(False, {"found": False}, {"found": True, "query": got})
     return _result(expected.get("query"), str(got))
+
+
+def _not_found(expected: Mapping[str, Any], resource: GroupResource, metric: str) -> Result:
+    """Not in the registry: `found: false`, and the 404 the custom-metrics service answers with
+    when the case also gives the HTTP answer."""
+    want, got = {"found": expected["found"]}, {"found": False}
+    if "http" in expected:
+        body = MetricNotFound.for_resource(str(resource), metric).to_dict()
+        want["http"] = expected["http"]
+        got["http"] = {k: body[k] for k in expected["http"] if k in body}
+    return _result(want, got)
 
 
 def _discover(compiled: CompiledConfig, series: Sequence[Mapping[str, str]]) -> Any:

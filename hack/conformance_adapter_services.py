@@ -134,7 +134,7 @@ def check_custom_response(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
     body = render_metrics.render_custom(result, version)
     for item in (*body["items"], *expected["body"]["items"]):
         item["timestamp"] = "<ts>"
-    return _result(expected["body"], body)
+    return _result({"status": expected.get("status", 200), "body": expected["body"]}, {"status": 200, "body": body})
 
 
 class _AlwaysAnswer(dict):  # type: ignore[type-arg]

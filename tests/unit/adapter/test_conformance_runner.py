@@ -110,3 +110,46 @@ def test_unreadable_case_file_is_one_fail_with_the_reason(tmp_path: Path, capsys
 def test_missing_case_file_is_a_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert conformance_adapter.run(tmp_path / "absent.json") == 1
     assert "cannot read the case file" in capsys.readouterr().out
+
+
+def _public() -> dict:
+    from tests import paths
+
+    return json.loads((paths.VECTORS / "prometheus-adapter-public.json").read_text())
+
+
+def _run_one(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: dict, case_id: str, change) -> str:
+    """Run the public file with one case changed by `change(case)`; return that case's verdict line."""
+    case = next(c for c in data["cases"] if c["id"] == case_id)
+    change(case)
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(data))
+    conformance_adapter.run(path)
+    return next(line for line in capsys.readouterr().out.splitlines() if line.split()[1].rstrip(":") == case_id)
+
+
+@pytest.mark.parametrize("case_id, change", [
+    pytest.param("naming.build.02", lambda c: c["expected"].update(group_by="x"),
+                 id="expected key the checker never reads"),
+    pytest.param("registry.not_found_unknown_metric", lambda c: c["expected"]["http"].update(code=500),
+                 id="registry miss: HTTP code"),
+    pytest.param("registry.not_found_no_names",
+                 lambda c: c["expected"]["http"].update(message="the server could not find the metric x for pods"),
+                 id="registry miss: HTTP message"),
+    pytest.param("docs.config_walkthrough.response_shape", lambda c: c["expected"].update(status=404),
+                 id="custom response: status"),
+])
+def test_a_hidden_case_cannot_pass_on_what_the_runner_does_not_compare(tmp_path, capsys, case_id, change):
+    line = _run_one(tmp_path, capsys, _public(), case_id, change)
+    assert line.startswith(f"FAIL {case_id}:")
+
+
+def test_unchanged_public_cases_still_pass_with_their_http_answers_compared(tmp_path, capsys):
+    for case_id in ("registry.not_found_unknown_metric", "registry.not_found_no_names",
+                    "docs.config_walkthrough.response_shape", "custom.prometheus_error"):
+        assert _run_one(tmp_path, capsys, _public(), case_id, lambda c: None) == f"PASS {case_id}"
+
+
+def test_every_ignored_expected_key_has_a_reason() -> None:
+    assert all(len(reason) > 40 for reason in conformance_adapter.UNCHECKED_EXPECTED_KEYS.values())
+    assert set(conformance_adapter.CHECKED_EXPECTED_KEYS) <= set(conformance_adapter.CHECKERS)
