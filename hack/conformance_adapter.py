@@ -346,7 +346,7 @@ def _run_case(case: Any, fixtures: Mapping[str, Any]) -> tuple[str, str]:
         result = checker(case, fixtures)
     except cases.Unsupported as err:
         return "SKIP", f"not checked: {err}"
-    except Exception as err:  # noqa: BLE001 - one broken case must not stop the run
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - one broken case must not stop the run
         return "FAIL", f"checker crashed: {type(err).__name__}: {err}"
     if result.ok:
         return "PASS", ""

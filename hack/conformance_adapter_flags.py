@@ -18,12 +18,19 @@ from adapter.prometheus.fake import FakePrometheus
 from hack.conformance_adapter_cases import Result, _compile, _result
 
 
-def _args(flags: Mapping[str, Any]) -> argparse.Namespace:
-    from adapter.prometheus.settings import add_flags
+class UnknownFlag(ValueError):
+    """A flag the adapter does not have: it refuses to start (pflag: `unknown flag: --x`)."""
 
-    parser = argparse.ArgumentParser(exit_on_error=False)
-    add_flags(parser)
-    argv: list[str] = []
+
+def _args(flags: Mapping[str, Any]) -> argparse.Namespace:
+    """The case's flags parsed by the adapter's own command line (every flag it has, not only the
+    Prometheus ones). An unknown flag or a value argparse rejects is an error, never the
+    SystemExit argparse raises for them, which would end the whole run."""
+    from adapter.server.options import build_parser
+
+    parser = build_parser()
+    parser.exit_on_error = False
+    argv: list[str] = [] if "--config" in flags else ["--config", "rules.yaml"]
     for flag, value in flags.items():
         if not flag.startswith("--"):
             continue
@@ -31,10 +38,16 @@ def _args(flags: Mapping[str, Any]) -> argparse.Namespace:
             argv += [flag] if value else []
         elif isinstance(value, list):
             for item in value:
-                argv += [flag, item]
-        elif value != "" and not str(value).startswith("("):
+                argv += [flag, str(item)]
+        elif value is not None and value != "" and not str(value).startswith("("):
             argv += [flag, str(value)]
-    return parser.parse_args(argv)
+    try:
+        args, unknown = parser.parse_known_args(argv)
+    except SystemExit:
+        raise argparse.ArgumentError(None, f"invalid flags: {' '.join(argv)}") from None
+    if unknown:
+        raise UnknownFlag(f"unknown flag: {unknown[0]}")
+    return args
 
 
 def check_headers(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -97,18 +110,15 @@ def _tls_material() -> tuple[Any, Any]:
 
 
 def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    from adapter.prometheus.settings import (
-        PrometheusSettings, SettingsError, discovery_settings_from_args, settings_from_args,
-    )  # fmt: skip
+    from adapter.prometheus.settings import PrometheusSettings
+    from adapter.server.options import options_from_args
 
     data = case["input"]
     try:
         if "--prometheus-verb" in data:
             PrometheusSettings(verb=data["--prometheus-verb"])
-        args = _args(data)
-        settings_from_args(args)
-        discovery_settings_from_args(args)
-    except (SettingsError, argparse.ArgumentError) as err:
+        options_from_args(_args(data))  # the adapter's own start-up validation of every flag
+    except (ValueError, argparse.ArgumentError) as err:
         fatal = case["expected"].get("fatal_error", "")
         value = re.findall(r'"([A-Z]+)"', fatal)[:1]
         # Messages are ours; the contract is "refuses to start, naming the bad value or flag".

@@ -204,6 +204,8 @@ def check_routing(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resul
     else:
         got["name"] = request.name
     got["metric"] = request.metric
+    if "metric_selector" in case["expected"]:
+        got["metric_selector"] = str(request.metric_selector)
     return _result(case["expected"], got)
 
 

@@ -153,3 +153,42 @@ def test_unchanged_public_cases_still_pass_with_their_http_answers_compared(tmp_
 def test_every_ignored_expected_key_has_a_reason() -> None:
     assert all(len(reason) > 40 for reason in conformance_adapter.UNCHECKED_EXPECTED_KEYS.values())
     assert set(conformance_adapter.CHECKED_EXPECTED_KEYS) <= set(conformance_adapter.CHECKERS)
+
+
+FLAG_CASES = [
+    {"id": "unknown-flag", "category": "cli.flags", "input": {"--no-such-flag": "x"},
+     "expected": {"fatal_error": "unknown flag: --no-such-flag"}},
+    {"id": "bad-port", "category": "cli.flags", "input": {"--secure-port": "99999"},
+     "expected": {"fatal_error": "invalid port"}},
+    {"id": "server-flags-start", "category": "cli.flags",
+     "input": {"--secure-port": 6443, "--cert-dir": "/tmp/x", "--prometheus-url": "http://p:9090"},
+     "expected": {"fatal_error": None}},
+    {"id": "unknown-flag-in-header-case", "category": "cli.prometheus_header",
+     "input": {"--no-such-flag": "x"}, "expected": {"http_headers": {}}},
+    _selector_case("after-the-flags", "foo", 'foo!=""'),
+]
+
+
+def test_flag_cases_use_the_adapters_whole_command_line_and_never_end_the_run(tmp_path, capsys):
+    """argparse answers an unknown flag with SystemExit, which ended the whole run mid-file."""
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"fixtures": {}, "cases": FLAG_CASES}))
+    assert conformance_adapter.run(path) == 1
+    lines = capsys.readouterr().out.splitlines()
+    verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in lines[:-1]}
+    assert verdicts == {"unknown-flag": "PASS", "bad-port": "PASS", "server-flags-start": "PASS",
+                        "unknown-flag-in-header-case": "FAIL", "after-the-flags": "PASS"}
+    assert "unknown flag: --no-such-flag" in next(line for line in lines if "unknown-flag-in-header" in line)
+    assert lines[-1] == "4 passed, 1 failed, 0 skipped"
+
+
+def test_routing_case_may_name_the_metric_selector(tmp_path, capsys):
+    case = {"id": "route-metric-selector", "category": "http.routing",
+            "input": {"http": "GET /apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/web-1/rps"
+                              "?metricLabelSelector=verb%3DGET"},
+            "expected": {"op": "by_name", "group_resource": "pods", "namespace": "default", "namespaced": True,
+                         "name": "web-1", "metric": "rps", "metric_selector": "verb=GET"}}
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"fixtures": {}, "cases": [case]}))
+    assert conformance_adapter.run(path) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "PASS route-metric-selector"
