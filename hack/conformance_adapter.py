@@ -104,6 +104,19 @@ def _category(*names: str) -> Callable[[Mapping[str, Any]], bool]:
     return lambda case: case.get("category") in names
 
 
+def _upstream_fetch_error(case: Mapping[str, Any]) -> dict[str, Any]:
+    """Upstream's Status for any failed Prometheus call, in the shape the errors checker compares."""
+    status = {"code": 500, "reason": "InternalError", "message": "Internal error occurred: unable to fetch metrics"}
+    if "details" in case.get("expected", {}):
+        status["details"] = {"causes": [{"message": "unable to fetch metrics"}]}
+    return status
+
+
+def _prometheus_5xx(case: Mapping[str, Any]) -> bool:
+    status = case.get("input", {}).get("prometheus_http_status")
+    return isinstance(status, int) and status >= 500
+
+
 DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         name="regex-escaped-values",
@@ -161,6 +174,16 @@ DEVIATIONS: tuple[Deviation, ...] = (
         if isinstance(got, dict) and "message" in got else got,
         applies=lambda case: case.get("category") == "external.errors"
         and "/namespaces/default/" not in case.get("input", {}).get("http", ""),
+    ),
+    Deviation(
+        name="prometheus-5xx-is-503",
+        reason="Prometheus answering 5xx (overloaded, restarting, a proxy in front of it) is a passing "
+        "outage answered 503 ServiceUnavailable, like an unreachable or timed-out Prometheus, so "
+        "clients see a retryable condition; upstream answers 500 InternalError 'unable to fetch "
+        "metrics' for every failure.",
+        normalise=lambda got, case: _upstream_fetch_error(case)
+        if isinstance(got, dict) and got.get("code") == 503 else got,
+        applies=_prometheus_5xx,
     ),
     Deviation(
         name="unsupported-selector-is-400",

@@ -102,8 +102,14 @@ def check_custom_errors(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
     path, _ = _parse_http(data["http"])
     namespace = path.split("/")[5] if "/namespaces/" in path else ""
     if "prometheus_http_status" in data:
-        prom.queries = _AlwaysRaise(prom_errors.PrometheusBadResponse(
-            f"unknown response code {data['prometheus_http_status']}", path="/api/v1/query"))
+        # the error the real client raises for that answer (it maps status and body to a type)
+        from adapter.prometheus.client import PrometheusClient
+
+        try:
+            PrometheusClient._raise_for_document("/api/v1/query", int(data["prometheus_http_status"]),
+                                                 data.get("prometheus_body", ""))
+        except prom_errors.PrometheusError as err:
+            prom.queries = _AlwaysRaise(err)
     objects = _pods(namespace, data.get("kube_list_result_names", ["web-1"]))
     try:
         got = _custom_call(case, prom, objects)

@@ -192,3 +192,20 @@ def test_routing_case_may_name_the_metric_selector(tmp_path, capsys):
     path.write_text(json.dumps({"fixtures": {}, "cases": [case]}))
     assert conformance_adapter.run(path) == 0
     assert capsys.readouterr().out.splitlines()[0] == "PASS route-metric-selector"
+
+
+@pytest.mark.parametrize("http_status, verdict", [
+    pytest.param(414, "PASS", id="414: our 500 like upstream"),
+    pytest.param(401, "PASS", id="401: our 500 like upstream"),
+    pytest.param(400, "PASS", id="400: bad query, our 500 like upstream"),
+    pytest.param(503, "SKIP", id="503: our 503 is a listed deviation"),
+    pytest.param(502, "SKIP", id="502: our 503 is a listed deviation"),
+])
+def test_prometheus_error_cases_go_through_the_real_clients_error_mapping(tmp_path, capsys, http_status, verdict):
+    """The checker used to raise one fixed error type for any status, so a 5xx case 'passed' with
+    the 500 upstream gives while the adapter really answers 503."""
+    line = _run_one(tmp_path, capsys, _public(), "custom.prometheus_error",
+                    lambda c: c["input"].update(prometheus_http_status=http_status))
+    assert line.split()[0] == verdict, line
+    if verdict == "SKIP":
+        assert "deviation prometheus-5xx-is-503" in line
