@@ -134,7 +134,7 @@ def _lint_namespace(rule: CompiledRule, add: _Add) -> None:
 def _lint_overrides(overrides: Mapping[str, GroupResource], table: ResourceTable, add: _Add) -> None:
     for label, target in overrides.items():
         field = f"resources.overrides.{label}"
-        if not _LABEL_NAME.match(label):
+        if not _LABEL_NAME.fullmatch(label):
             add(field, f"{label!r} is not a valid Prometheus label name; it can never match")
         if table.normalize(target.group, target.resource) is None:
             add(field, f"{target} is not a built-in resource: it must exist in the cluster "

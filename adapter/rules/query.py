@@ -110,13 +110,13 @@ class LabelLookup(Protocol):
     def label_for(self, resource: GroupResource) -> str: ...
 
 
-_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 # What may be pasted verbatim into a template through .LabelValuesByName: object-name characters.
-_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9._:@+-]*$")
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9._:@+-]*")
 
 
 def _label(name: str, what: str, error: type[QueryError] | None = None) -> str:
-    if not _LABEL_NAME.match(name):
+    if not _LABEL_NAME.fullmatch(name):  # fullmatch: `$` would accept a trailing newline
         raise (error or InvalidLabelName)(
             f"{what} {name!r} is not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)"
         )
@@ -251,7 +251,7 @@ def _resource_matcher(matchers: _Matchers, labels: LabelLookup, resource: GroupR
 def _check_plain_values(raw_values: dict[str, tuple[str, ...]]) -> None:
     for label, values in raw_values.items():
         for value in values:
-            if not _PLAIN_VALUE.match(value):
+            if not _PLAIN_VALUE.fullmatch(value):
                 raise InvalidLabelValue(
                     f"value {value!r} for {label} contains characters that cannot be pasted into "
                     "this rule's query (it uses .LabelValuesByName)"

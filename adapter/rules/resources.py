@@ -256,4 +256,4 @@ class LabelMapper:
 
 
 def is_valid_label_name(label: str) -> bool:
-    return bool(_LABEL_NAME.match(label))
+    return bool(_LABEL_NAME.fullmatch(label))  # not match: `$` accepts a trailing newline

@@ -103,6 +103,7 @@ def test_name_regex_matches_exactly_the_selected_names(names: list[str], probe: 
 @pytest.mark.parametrize("value", [
     pytest.param("a|b", id="alternation"),
     pytest.param("a\nb", id="newline"),
+    pytest.param("web-0\n", id="trailing newline ($ matches before it)"),
     pytest.param('"}or vector(1)#', id="quote"),
 ])
 def test_label_values_by_name_checks_every_value_not_the_joined_text(value: str) -> None:
@@ -110,3 +111,14 @@ def test_label_values_by_name_checks_every_value_not_the_joined_text(value: str)
     with pytest.raises(query.InvalidLabelValue):
         build_query(tmpl, Identity(), series="", metric_selector=Selector.empty(), namespace=None,
                     resource=RES, names=[value])
+
+
+@pytest.mark.parametrize("label", [pytest.param("pod\n", id="trailing newline"), pytest.param("", id="empty")])
+def test_a_label_name_with_a_trailing_newline_is_no_label_name(label: str) -> None:
+    class Lookup:
+        def label_for(self, resource: GroupResource) -> str:
+            return label
+
+    with pytest.raises(query.InvalidRuleLabel):
+        build_query(TEMPLATE, Lookup(), series="", metric_selector=Selector.empty(), namespace=None,
+                    resource=RES, names=["web-0"])
