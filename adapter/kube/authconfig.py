@@ -46,30 +46,44 @@ class AuthMaterial:
     uid_headers: tuple[str, ...] = ()
 
 
-def _string_list(data: Mapping[str, str], key: str) -> tuple[str, ...]:
+#: What a malformed `requestheader-allowed-names` becomes: a name no certificate carries. An empty
+#: list means "any certificate the front-proxy CA signed", so a value we cannot read must not
+#: silently widen trust to that; the front proxy is refused until the ConfigMap is fixed.
+UNMATCHABLE_NAME = "\x00(malformed requestheader-allowed-names)"
+
+
+def _string_list(data: Mapping[str, str], key: str) -> tuple[str, ...] | None:
+    """The JSON array of strings under `key`: () when absent or empty, None when malformed."""
     raw = (data.get(key) or "").strip()
     if not raw:
         return ()
     try:
         value = json.loads(raw)
     except ValueError:
-        _log.error("%s/%s key %s is not a JSON array: %r", AUTH_NAMESPACE, AUTH_CONFIGMAP, key, raw)
-        return ()
-    if not isinstance(value, list):
-        return ()
-    return tuple(str(v) for v in value if str(v))
+        value = None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        _log.error("%s/%s key %s is not a JSON array of strings: %r", AUTH_NAMESPACE, AUTH_CONFIGMAP, key, raw)
+        return None
+    return tuple(value)
+
+
+def _headers(data: Mapping[str, str], key: str) -> tuple[str, ...]:
+    """Header names: unreadable or empty ones fall back to the defaults (merge_settings)."""
+    return tuple(name for name in _string_list(data, key) or () if name)
 
 
 def parse_auth_configmap(data: Mapping[str, str]) -> AuthMaterial:
     """Decode the ConfigMap's data; absent keys mean "not configured"."""
+    allowed = _string_list(data, "requestheader-allowed-names")
     return AuthMaterial(
         client_ca_pem=(data.get("client-ca-file") or "").encode(),
         requestheader_ca_pem=(data.get("requestheader-client-ca-file") or "").encode(),
-        allowed_names=_string_list(data, "requestheader-allowed-names"),
-        username_headers=_string_list(data, "requestheader-username-headers"),
-        group_headers=_string_list(data, "requestheader-group-headers"),
-        extra_prefixes=_string_list(data, "requestheader-extra-headers-prefix"),
-        uid_headers=_string_list(data, "requestheader-uid-headers"),
+        # kept as given (k8s compares the CN with each entry exactly, "" included)
+        allowed_names=(UNMATCHABLE_NAME,) if allowed is None else allowed,
+        username_headers=_headers(data, "requestheader-username-headers"),
+        group_headers=_headers(data, "requestheader-group-headers"),
+        extra_prefixes=_headers(data, "requestheader-extra-headers-prefix"),
+        uid_headers=_headers(data, "requestheader-uid-headers"),
     )
 
 

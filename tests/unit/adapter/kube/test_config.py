@@ -89,3 +89,19 @@ def test_auth_configmap_values_are_json_lists():
 
 def test_auth_configmap_empty_allowed_names():
     assert parse_auth_configmap({"requestheader-allowed-names": "[]"}).allowed_names == ()
+
+
+@pytest.mark.parametrize("raw", [
+    pytest.param("front-proxy-client", id="not JSON"),
+    pytest.param('"front-proxy-client"', id="a JSON string, not an array"),
+    pytest.param('["front-proxy-client", 7]', id="a non-string entry"),
+])
+def test_malformed_allowed_names_trust_no_front_proxy_instead_of_every_one(raw):
+    """An empty list means 'any CN the front-proxy CA signed'; an unreadable value used to become
+    that empty list, widening trust. Now it allows no name at all until the ConfigMap is fixed."""
+    allowed = parse_auth_configmap({"requestheader-allowed-names": raw}).allowed_names
+    assert allowed and "front-proxy-client" not in allowed and all("\x00" in name for name in allowed)
+
+
+def test_allowed_names_are_kept_exactly_as_listed():
+    assert parse_auth_configmap({"requestheader-allowed-names": '["a", ""]'}).allowed_names == ("a", "")

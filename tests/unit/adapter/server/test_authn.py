@@ -191,3 +191,13 @@ async def test_extra_header_matching_two_prefixes_counts_for_both(pki):
     user = await auth.authenticate(peer_cert_der=pki.der(pki.front_proxy),
                                    headers=headers(("X-Remote-User", "bob"), ("X-Remote-Extra-Team-Id", "7")))
     assert dict(user.extra) == {"team-id": ("7",), "id": ("7",)}
+
+
+async def test_malformed_allowed_names_in_the_configmap_refuse_the_front_proxy(pki):
+    from adapter.kube.authconfig import parse_auth_configmap
+
+    cluster = parse_auth_configmap({"requestheader-client-ca-file": pki.front_proxy_ca.cert_pem.decode(),
+                                    "requestheader-allowed-names": "front-proxy-client"})  # not JSON
+    auth = Authenticator(merge_settings(AuthMaterial(), cluster), None)
+    with pytest.raises(Unauthorized):
+        await auth.authenticate(peer_cert_der=pki.der(pki.front_proxy_wrong_cn), headers=headers(*IDENTITY))
