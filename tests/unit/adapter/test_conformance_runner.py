@@ -209,3 +209,21 @@ def test_prometheus_error_cases_go_through_the_real_clients_error_mapping(tmp_pa
     assert line.split()[0] == verdict, line
     if verdict == "SKIP":
         assert "deviation prometheus-5xx-is-503" in line
+
+
+@pytest.mark.parametrize("change, verdict", [
+    pytest.param(lambda c: c["input"].update(format="BinarySI", prometheus_value=2048.0),
+                 ("PASS", "2048"), id="custom values are DecimalSI whatever format says"),
+    pytest.param(lambda c: c["input"].update(api_path="external", prometheus_value=0.0015),
+                 ("PASS", "1m"), id="external: milli-units truncated"),
+    pytest.param(lambda c: c["input"].update(api_path="nonsense"), ("FAIL", "0"), id="unknown api path"),
+])
+def test_quantity_cases_format_as_the_api_does(tmp_path, capsys, change, verdict):
+    status, quantity = verdict
+
+    def apply(case):
+        change(case)
+        case["expected"]["quantity"] = quantity
+
+    line = _run_one(tmp_path, capsys, _public(), "quantity.01", apply)
+    assert line.split()[0] == status, line
