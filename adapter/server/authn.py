@@ -172,13 +172,12 @@ class Authenticator:
                         extra=MappingProxyType({"authentication.kubernetes.io/credential-id": (credential,)}))
 
     async def _bearer(self, headers: MultiMapping[str]) -> UserInfo | None:
-        header = headers.get("Authorization", "")
-        scheme, _, rest = header.strip().partition(" ")
-        if scheme.lower() != "bearer":
+        # k8s bearertoken: trim, split on single spaces (at most 3 parts); `Bearer` alone or an
+        # empty second part (`Bearer  x`) is no credential at all, not a rejected one.
+        parts = headers.get("Authorization", "").strip().split(" ", 2)
+        if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
             return None
-        token = rest.strip().split(" ")[0] if rest.strip() else ""
-        if not token:
-            raise _Failed("bearer: empty token")
+        token = parts[1]
         if self._tokens is None:
             raise _Failed("bearer: token authentication is not configured")
         try:
