@@ -227,3 +227,11 @@ def test_quantity_cases_format_as_the_api_does(tmp_path, capsys, change, verdict
 
     line = _run_one(tmp_path, capsys, _public(), "quantity.01", apply)
     assert line.split()[0] == status, line
+
+
+@pytest.mark.parametrize("expected", [pytest.param({}, id="no error key"), pytest.param({"error": None}, id="error null")])
+def test_a_config_case_expecting_success_fails_when_loading_fails(tmp_path, capsys, expected):
+    """An empty expected error matched every message ('' is in any text): a rejected config passed."""
+    line = _run_one(tmp_path, capsys, _public(), "config.template_without_resource",
+                    lambda c: c.update(expected=expected))
+    assert line.startswith("FAIL config.template_without_resource:")
