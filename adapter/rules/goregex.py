@@ -43,9 +43,16 @@ _REJECT = [
 _GROUP_OPENERS = re.compile(r"(?<!\\)\(\?(?!:|P<|<(?![=!])|-?[ims]+(?:-[ims]+)?[:)]|[ims]*-[ims]+[:)])")
 
 
+# A multi-line flag anywhere: `$` keeps Python's end-of-line meaning, which is RE2's under (?m).
+_MULTILINE_FLAG = re.compile(r"\(\?[ims]*m[ims]*(?:-[ims]*)?[:)]")
+
+
 def _translate(pattern: str) -> str:
     out: list[str] = []
     i = 0
+    # RE2's `$` (without m) is the end of the text; Python's also matches before a final "\n".
+    end_of_text = "$" if _MULTILINE_FLAG.search(pattern) else "\\Z"
+    class_first = -1  # index of the first character inside the open `[...]`, -1 outside one
     while i < len(pattern):
         if pattern.startswith("\\Q", i):
             end = pattern.find("\\E", i + 2)
@@ -70,7 +77,15 @@ def _translate(pattern: str) -> str:
             out.append(cls)
             i = end + 2
         else:
-            out.append(pattern[i])
+            char = pattern[i]
+            if class_first >= 0:
+                if char == "]" and i > class_first:  # a `]` right after `[` or `[^` is literal
+                    class_first = -1
+            elif char == "[":
+                class_first = i + 2 if pattern[i + 1 : i + 2] == "^" else i + 1
+            elif char == "$":
+                char = end_of_text
+            out.append(char)
             i += 1
     return "".join(out)
 

@@ -55,3 +55,15 @@ def test_non_re2_patterns_are_rejected(pattern: str) -> None:
 
 def test_quote_meta_escapes_exactly_re2_metacharacters() -> None:
     assert quote_meta(r"a.b+c*d?e(f)g|h[i]j{k}l^m$n\o-p/q") == r"a\.b\+c\*d\?e\(f\)g\|h\[i\]j\{k\}l\^m\$n\\o-p/q"
+
+
+@pytest.mark.parametrize("pattern, text, matches", [
+    pytest.param("^(.*)_total$", "x_total\n", False, id="$ is the end of the text, not before a final newline"),
+    pytest.param("^(.*)_total$", "x_total", True, id="$ at the end"),
+    pytest.param("a[$]b", "a$b", True, id="$ in a class is literal"),
+    pytest.param("[]$]", "$", True, id="] first in a class is literal, $ still in the class"),
+    pytest.param(r"a\$", "a$", True, id="escaped $"),
+    pytest.param("(?m)a$", "a\nb", True, id="multi-line flag: end of line, as RE2"),
+])
+def test_dollar_means_what_it_means_in_re2(pattern: str, text: str, matches: bool) -> None:
+    assert bool(compile_re2(pattern).search(text)) is matches
