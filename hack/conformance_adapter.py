@@ -331,9 +331,12 @@ def run(path: Path) -> int:
         print(f"FAIL {path}: {err}")
         print("0 passed, 1 failed, 0 skipped")
         return 1
-    # Cases may share a setup by id (`same_setup_as`); checkers find it here, in any order.
-    fixtures = {**file_fixtures,
-                "__cases__": {c.get("id"): c for c in case_list if isinstance(c, dict) and _hashable(c.get("id"))}}
+    # Cases may share a setup by id (`same_setup_as`); checkers find it here, in any order. A file
+    # holding only some cases may refer to setups and fixtures of its companion files (e.g. hidden
+    # cases naming `registry.query.01` of the public file); the file's own entries win.
+    companion_fixtures, companion_cases = _companions(Path(path))
+    fixtures = {**companion_fixtures, **file_fixtures,
+                "__cases__": {**companion_cases, **_index(case_list)}}
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)  # services log backend errors; the verdict lines are the output
     try:
@@ -347,6 +350,32 @@ def run(path: Path) -> int:
         logging.disable(previous)
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
     return 1 if counts["FAIL"] else 0
+
+
+_REPO = Path(__file__).resolve().parent.parent
+
+
+def _index(case_list: list[Any]) -> dict[Any, Any]:
+    return {c.get("id"): c for c in case_list if isinstance(c, dict) and _hashable(c.get("id"))}
+
+
+def _companions(path: Path) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """Fixtures and cases of the other prometheus-adapter case files beside `path` and in the
+    shared spec's vectors directory (unreadable ones are ignored: they are not being run)."""
+    fixtures: dict[str, Any] = {}
+    indexed: dict[Any, Any] = {}
+    folders = {path.resolve().parent, (_REPO.parent / "shared" / "spec" / "vectors").resolve()}
+    for folder in sorted(folders):
+        for other in sorted(folder.glob("prometheus-adapter*.json")):
+            if other.resolve() == path.resolve():
+                continue
+            try:
+                other_fixtures, other_cases = _load(other)
+            except CaseFileError:
+                continue
+            fixtures = {**other_fixtures, **fixtures}
+            indexed = {**_index(other_cases), **indexed}
+    return fixtures, indexed
 
 
 def _hashable(value: Any) -> bool:

@@ -235,3 +235,15 @@ def test_a_config_case_expecting_success_fails_when_loading_fails(tmp_path, caps
     line = _run_one(tmp_path, capsys, _public(), "config.template_without_resource",
                     lambda c: c.update(expected=expected))
     assert line.startswith("FAIL config.template_without_resource:")
+
+
+def test_a_file_of_some_cases_finds_setups_and_fixtures_in_the_public_file(tmp_path, capsys):
+    """Hidden files may hold only the cases left out of the public one, still naming its setups
+    (`same_setup_as: registry.query.01`) and fixtures."""
+    public = _public()
+    picked = [dict(c, id="hidden." + c["id"]) for c in public["cases"]
+              if c["id"] in ("registry.query.02", "registry.not_found_no_names", "resource.nodes.basic")]
+    path = tmp_path / "prometheus-adapter-hidden.json"
+    path.write_text(json.dumps({"schema_version": 1, "fixtures": {}, "cases": picked}))
+    assert conformance_adapter.run(path) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed, 0 skipped"
