@@ -14,7 +14,6 @@ answer, makes it equal to upstream's — so a deviation can never hide an unrela
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import sys
@@ -26,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hack import conformance_adapter_cases as cases  # noqa: E402
+from hack import conformance_adapter_files as files  # noqa: E402
 from hack import conformance_adapter_flags as flags  # noqa: E402
 from hack import conformance_adapter_services as services  # noqa: E402
 
@@ -296,28 +296,6 @@ def _deviation_for(case: Mapping[str, Any], expected: Any, got: Any) -> Deviatio
     return None
 
 
-class CaseFileError(ValueError):
-    """The file is not a case file this runner can read (reported as one FAIL, never a traceback)."""
-
-
-def _load(path: Path) -> tuple[dict[str, Any], list[Any]]:
-    """(fixtures, cases) of a case file; CaseFileError for anything that is not that shape."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise CaseFileError(f"cannot read the case file: {err}") from None
-    if not isinstance(data, dict):
-        raise CaseFileError(f"the case file is a JSON {type(data).__name__}, not an object with `cases`")
-    fixtures, cases = data.get("fixtures", {}), data.get("cases")
-    if not isinstance(cases, list):
-        raise CaseFileError("the case file has no `cases` list")
-    if not isinstance(fixtures, dict):
-        raise CaseFileError("`fixtures` is not an object")
-    if not cases:
-        raise CaseFileError("the case file holds no cases: nothing was checked")
-    return fixtures, cases
-
-
 def _case_id(case: Any, index: int) -> str:
     case_id = case.get("id") if isinstance(case, dict) else None
     return str(case_id) if isinstance(case_id, (str, int)) and str(case_id).strip() else f"cases[{index}]"
@@ -326,17 +304,17 @@ def _case_id(case: Any, index: int) -> str:
 def run(path: Path) -> int:
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     try:
-        file_fixtures, case_list = _load(path)
-    except CaseFileError as err:
+        file_fixtures, case_list = files.load(path)
+    except files.CaseFileError as err:
         print(f"FAIL {path}: {err}")
         print("0 passed, 1 failed, 0 skipped")
         return 1
     # Cases may share a setup by id (`same_setup_as`); checkers find it here, in any order. A file
     # holding only some cases may refer to setups and fixtures of its companion files (e.g. hidden
     # cases naming `registry.query.01` of the public file); the file's own entries win.
-    companion_fixtures, companion_cases = _companions(Path(path))
+    companion_fixtures, companion_cases = files.companions(Path(path))
     fixtures = {**companion_fixtures, **file_fixtures,
-                "__cases__": {**companion_cases, **_index(case_list)}}
+                "__cases__": {**companion_cases, **files.index(case_list)}}
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)  # services log backend errors; the verdict lines are the output
     try:
@@ -350,36 +328,6 @@ def run(path: Path) -> int:
         logging.disable(previous)
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
     return 1 if counts["FAIL"] else 0
-
-
-_REPO = Path(__file__).resolve().parent.parent
-
-
-def _index(case_list: list[Any]) -> dict[Any, Any]:
-    return {c.get("id"): c for c in case_list if isinstance(c, dict) and _hashable(c.get("id"))}
-
-
-def _companions(path: Path) -> tuple[dict[str, Any], dict[Any, Any]]:
-    """Fixtures and cases of the other prometheus-adapter case files beside `path` and in the
-    shared spec's vectors directory (unreadable ones are ignored: they are not being run)."""
-    fixtures: dict[str, Any] = {}
-    indexed: dict[Any, Any] = {}
-    folders = {path.resolve().parent, (_REPO.parent / "shared" / "spec" / "vectors").resolve()}
-    for folder in sorted(folders):
-        for other in sorted(folder.glob("prometheus-adapter*.json")):
-            if other.resolve() == path.resolve():
-                continue
-            try:
-                other_fixtures, other_cases = _load(other)
-            except CaseFileError:
-                continue
-            fixtures = {**other_fixtures, **fixtures}
-            indexed = {**_index(other_cases), **indexed}
-    return fixtures, indexed
-
-
-def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool, type(None)))
 
 
 def _run_case(case: Any, fixtures: Mapping[str, Any]) -> tuple[str, str]:
