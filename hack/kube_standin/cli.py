@@ -19,7 +19,7 @@ _SERVICE = re.compile(r"^(?P<ns>[a-z0-9-]+)/(?P<name>[a-z0-9-]+)=(?P<host>[^:]+)
 
 
 def _service(text: str) -> tuple[str, str]:
-    m = _SERVICE.match(text)
+    m = _SERVICE.fullmatch(text)
     if not m:
         raise argparse.ArgumentTypeError(f"--service must be NAMESPACE/NAME=HOST:PORT, got {text!r}")
     return f"{m['ns']}/{m['name']}", f"{m['host']}:{m['port']}"

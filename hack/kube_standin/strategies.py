@@ -38,11 +38,11 @@ def validate_name(rt: ResourceType, name: str) -> Causes:
         ok = name not in (".", "..") and "/" not in name and "%" not in name
         msg = "may not contain '/' or '%'"
     elif rt.plural in _DNS_LABEL_NAMES:
-        ok = len(name) <= 63 and bool(_DNS_LABEL.match(name))
+        ok = len(name) <= 63 and bool(_DNS_LABEL.fullmatch(name))
         msg = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
                "or '-', and must start and end with an alphanumeric character")
     else:
-        ok = len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
+        ok = len(name) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(name))
         msg = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
                "characters, '-' or '.', and must start and end with an alphanumeric character")
     return [] if ok else [("metadata.name", f'Invalid value: "{name}": {msg}')]

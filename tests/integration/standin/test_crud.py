@@ -48,6 +48,18 @@ def test_stale_update_is_a_409_conflict_and_fresh_one_succeeds(kube_standin, sta
         assert (dup.value.status, json.loads(dup.value.body)["reason"]) == (409, "AlreadyExists")
 
 
+@pytest.mark.parametrize("name", [
+    pytest.param("web\n", id="trailing newline"), pytest.param("Web", id="upper case"),
+    pytest.param("-web", id="leading dash"), pytest.param("w" * 254, id="too long"),
+])
+def test_invalid_names_are_422_invalid(kube_standin, standin_namespace, name):
+    with kube_standin.api_client() as api_client:
+        v1 = client.CoreV1Api(api_client)
+        with pytest.raises(client.ApiException) as err:
+            v1.create_namespaced_config_map(standin_namespace, _cm(name, {}))
+    assert (err.value.status, json.loads(err.value.body)["reason"]) == (422, "Invalid")
+
+
 @pytest.mark.parametrize("selector, expected", [
     pytest.param("tier=front", ["a", "b"], id="equality"),
     pytest.param("tier!=front", ["c", "d"], id="inequality-includes-missing-key"),
