@@ -5,23 +5,9 @@ import asyncio
 import pytest
 
 from adapter.kube.authconfig import AuthConfigWatcher
-from adapter.kube.client import KubeClient
 from adapter.kube.errors import KubeAPIError
 
-from .apiserver import FakeAPIServer
-
 CM_PATH = "/api/v1/configmaps"
-
-
-@pytest.fixture
-async def api():
-    server = FakeAPIServer()
-    client = KubeClient(await server.start(), timeout=2.0)
-    await client.start()
-    server.client = client
-    yield server
-    await client.close()
-    await server.close()
 
 
 async def test_changes_reach_the_listener(api):

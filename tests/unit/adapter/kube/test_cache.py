@@ -12,22 +12,8 @@ from adapter.kube.resources import ResourceInfo, ResourceResolver
 from adapter.rules.resources import GroupResource
 from kubecommon.selectors import parse_selector
 
-from .apiserver import FakeAPIServer
-
 PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
 POD_PATH = "/api/v1/pods"
-
-
-@pytest.fixture
-async def api():
-    server = FakeAPIServer()
-    config = await server.start()
-    client = KubeClient(config, timeout=2.0)
-    await client.start()
-    server.client = client
-    yield server
-    await client.close()
-    await server.close()
 
 
 async def eventually(check, timeout=1.5):

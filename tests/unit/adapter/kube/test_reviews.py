@@ -2,12 +2,9 @@
 
 import pytest
 
-from adapter.kube.client import KubeClient
 from adapter.kube.errors import KubeAPIError
 from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from adapter.kube.ttlcache import TTLCache
-
-from .apiserver import FakeAPIServer
 
 
 class Clock:
@@ -20,17 +17,6 @@ class Clock:
 
 async def no_sleep(_):
     return None
-
-
-@pytest.fixture
-async def api():
-    server = FakeAPIServer()
-    client = KubeClient(await server.start(), timeout=2.0)
-    await client.start()
-    server.client = client
-    yield server
-    await client.close()
-    await server.close()
 
 
 async def test_token_review_caches_both_outcomes_for_the_ttl(api):
