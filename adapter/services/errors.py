@@ -68,7 +68,10 @@ class BadSelector(status.BadRequest):
 
 
 class MetricsUnavailable(status.ServiceUnavailable):
-    """Prometheus is unreachable or timed out: retrying later can succeed (503)."""
+    """Prometheus is unreachable, timed out or failed (5xx): retrying later can succeed (503)."""
+
+    def __init__(self) -> None:
+        super().__init__("unable to fetch metrics: the metrics backend is unavailable")
 
 
 class ObjectsUnavailable(status.ServiceUnavailable):
@@ -124,18 +127,20 @@ async def guarded(call: Awaitable[_T], *, what: str) -> _T:
     """Await a Prometheus call and translate its failures into Status errors (logged once here)."""
     try:
         return await call
-    except (prom_errors.PrometheusUnreachable, prom_errors.PrometheusTimeout) as err:
-        _log.warning("unable to fetch metrics from prometheus (%s): %s", what, err)
-        raise MetricsUnavailable("unable to fetch metrics: the metrics backend is unavailable") from err
-    except prom_errors.PrometheusHTTPError as err:
-        if err.status < 500:  # 401/403/404: our configuration is wrong, not a passing outage
-            _log.error("unable to fetch metrics from prometheus (%s): %s", what, err)
-            raise UnableToFetchMetrics() from err
-        _log.warning("unable to fetch metrics from prometheus (%s): %s", what, err)
-        raise MetricsUnavailable("unable to fetch metrics: the metrics backend is unavailable") from err
     except prom_errors.PrometheusError as err:
+        if _is_outage(err):
+            _log.warning("unable to fetch metrics from prometheus (%s): %s", what, err)
+            raise MetricsUnavailable() from err
         _log.error("unable to fetch metrics from prometheus (%s): %s", what, err)
         raise UnableToFetchMetrics() from err
+
+
+def _is_outage(err: prom_errors.PrometheusError) -> bool:
+    """Unreachable, timed out or a 5xx: passing, a retry can succeed. A 4xx (401/403/404), a
+    rejected query or a garbled answer means our configuration or a rule is wrong."""
+    if isinstance(err, prom_errors.PrometheusHTTPError):
+        return err.status >= 500
+    return isinstance(err, (prom_errors.PrometheusUnreachable, prom_errors.PrometheusTimeout))
 
 
 @contextmanager
