@@ -50,10 +50,15 @@ _MAX_ERROR_BODY = 64 * 1024
 
 
 class _FileSecret:
-    """A secret read from a file and re-read when the file changes (mtime, size)."""
+    """A secret read from a file and re-read when the file changes (mtime, size).
 
-    def __init__(self, path: str) -> None:
+    Kept in the form it is sent (`render` of the file's text, e.g. a whole `Authorization` value),
+    so a request re-renders nothing unless the file changed.
+    """
+
+    def __init__(self, path: str, render: Callable[[str], str]) -> None:
         self._path = path
+        self._render = render
         self._stamp: tuple[int, int] | None = None
         self._value = ""
 
@@ -68,7 +73,7 @@ class _FileSecret:
         if stamp != self._stamp:
             with open(self._path, encoding="utf-8") as fh:
                 # Token files usually end with a newline that is not part of the token.
-                self._value = fh.read().strip()
+                self._value = self._render(fh.read().strip())
             self._stamp = stamp
         return self._value
 
@@ -84,14 +89,11 @@ class PrometheusClient:
         self._session: aiohttp.ClientSession | None = None
         self._inflight: dict[tuple[Any, ...], asyncio.Future[list[Sample]]] = {}
         parts = urlsplit(settings.url)
-        self._base_path = parts.path.rstrip("/")
-        self._base_params = parse_qsl(parts.query, keep_blank_values=True)
-        self._origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-        self._token = _FileSecret(settings.token_file) if settings.token_file else None
-        self._password = (
-            _FileSecret(settings.basic_auth_password_file)
-            if settings.basic_auth_password_file else None
-        )
+        # `--prometheus-url` may carry a path prefix and query parameters of its own: both go in
+        # front of every API call's, encoded once here.
+        self._endpoint = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+        self._base_query = urlencode(parse_qsl(parts.query, keep_blank_values=True))
+        self._authorization = _authorization(settings)
 
     async def start(self) -> None:
         if self._session is not None:
@@ -211,9 +213,8 @@ class PrometheusClient:
     ) -> Any:
         if self._session is None:
             raise errors.PrometheusError("client not started", path=path)
-        all_params = self._base_params + params
-        url = f"{self._origin}{self._base_path}{path}"
-        encoded = urlencode(all_params)
+        url = self._endpoint + path
+        encoded = "&".join(q for q in (self._base_query, urlencode(params)) if q)
         post = (force_post or self.settings.verb == "POST"
                 or len(url) + 1 + len(encoded) > self.settings.max_get_url_length)
         headers = self._auth_headers()
@@ -251,13 +252,10 @@ class PrometheusClient:
                 self._observer(path, status, _time.monotonic() - started)
 
     def _auth_headers(self) -> dict[str, str]:
-        if self._token is not None:
-            return {"Authorization": f"Bearer {self._token.get()}"}
-        if self._password is not None:
-            user = self.settings.basic_auth_username or ""
-            raw = f"{user}:{self._password.get()}".encode()
-            return {"Authorization": "Basic " + base64.b64encode(raw).decode()}
-        return {}
+        """A fresh dict (the caller adds per-request headers to it)."""
+        if self._authorization is None:
+            return {}
+        return {"Authorization": self._authorization.get()}
 
     @staticmethod
     def _raise_for_document(path: str, status: int, body: Any) -> Any:
@@ -285,16 +283,28 @@ class PrometheusClient:
         raise errors.PrometheusBadResponse(message, path=path)
 
 
+def _authorization(settings: PrometheusSettings) -> _FileSecret | None:
+    """The `Authorization` header's source: the bearer token file wins over basic auth."""
+    if settings.token_file:
+        return _FileSecret(settings.token_file, lambda token: f"Bearer {token}")
+    if settings.basic_auth_password_file:
+        user = settings.basic_auth_username or ""
+        return _FileSecret(
+            settings.basic_auth_password_file,
+            lambda password: "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
+    return None
+
+
 async def _read_json(resp: aiohttp.ClientResponse) -> Any:
-    raw = await resp.read()
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw[:500].decode(errors="replace")
+    return _decode(await resp.read())
 
 
 async def _read_error_body(resp: aiohttp.ClientResponse) -> Any:
-    raw = await resp.content.read(_MAX_ERROR_BODY)
+    return _decode(await resp.content.read(_MAX_ERROR_BODY))
+
+
+def _decode(raw: bytes) -> Any:
+    """The JSON document, or the start of a non-JSON body as text for the error message."""
     try:
         return json.loads(raw)
     except ValueError:
