@@ -331,7 +331,7 @@ def selector_from_label_selector(obj: Mapping[str, Any] | None) -> Selector:
         if operator in _SET_OPERATORS and not values:
             raise SelectorError(f"for '{op_name}' operator, values set can't be empty")
         if operator not in _SET_OPERATORS and values:
-            raise SelectorError(f"values set must be empty for exists and does not exist")
+            raise SelectorError("values set must be empty for exists and does not exist")
         for value in values:
             validate_label_value(value)
         requirements.append(Requirement(key=key, operator=operator, values=values))
