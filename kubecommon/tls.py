@@ -76,25 +76,33 @@ def _validity(days: int, now: _dt.datetime | None) -> tuple[_dt.datetime, _dt.da
     return start, start + _dt.timedelta(days=days)
 
 
+def _builder(*, subject: x509.Name, issuer: x509.Name, public_key: rsa.RSAPublicKey | ec.EllipticCurvePublicKey,
+             ca: bool, days: int, now: _dt.datetime | None) -> x509.CertificateBuilder:
+    """What CA and leaf certificates share; `ca` decides BasicConstraints and the signing usages."""
+    not_before, not_after = _validity(days, now)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(public_key)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=ca,
+                                     crl_sign=ca, content_commitment=False, data_encipherment=False,
+                                     key_agreement=False, encipher_only=False, decipher_only=False),
+                       critical=True)
+    )
+
+
 def generate_ca(common_name: str, *, days: int = 3650, now: _dt.datetime | None = None,
                 key_algorithm: str = "rsa") -> CertKeyPair:
     """A self-signed CA certificate (RSA 2048, or P-256 with key_algorithm="ecdsa")."""
     key = _new_key(key_algorithm)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    not_before, not_after = _validity(days, now)
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(not_before)
-        .not_valid_after(not_after)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=True,
-                                     crl_sign=True, content_commitment=False, data_encipherment=False,
-                                     key_agreement=False, encipher_only=False, decipher_only=False),
-                       critical=True)
+        _builder(subject=name, issuer=name, public_key=key.public_key(), ca=True, days=days, now=now)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -114,20 +122,9 @@ def issue_certificate(ca: CertKeyPair, common_name: str, *, dns_names: Sequence[
     attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
     usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if server else []) + (
         [ExtendedKeyUsageOID.CLIENT_AUTH] if client else [])
-    not_before, not_after = _validity(days, now)
     builder = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name(attributes))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(not_before)
-        .not_valid_after(not_after)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=False,
-                                     crl_sign=False, content_commitment=False, data_encipherment=False,
-                                     key_agreement=False, encipher_only=False, decipher_only=False),
-                       critical=True)
+        _builder(subject=x509.Name(attributes), issuer=ca_cert.subject, public_key=key.public_key(),
+                 ca=False, days=days, now=now)
         .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),  # type: ignore[arg-type]
                        critical=False)

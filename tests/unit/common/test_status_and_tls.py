@@ -4,6 +4,7 @@ import datetime as dt
 import ssl
 
 import pytest
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from kubecommon import status
@@ -78,3 +79,16 @@ def test_server_context_requests_client_certificates(tmp_path) -> None:
     assert context.minimum_version == ssl.TLSVersion.TLSv1_2
     with pytest.raises(ValueError):
         server_ssl_context(tmp_path / "tls.crt", tmp_path / "tls.key", min_version="VersionTLS10")
+
+
+def test_ca_and_leaf_constraints() -> None:
+    ca = generate_ca("ca", key_algorithm="ecdsa")
+    leaf = issue_certificate(ca, "adapter", key_algorithm="ecdsa")
+    for pair, is_ca in ((ca, True), (leaf, False)):
+        cert = pair.certificate
+        assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is is_ca
+        usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+        assert usage.digital_signature and usage.key_encipherment
+        assert usage.key_cert_sign is is_ca and usage.crl_sign is is_ca, "only the CA may sign"
+    assert leaf.certificate.issuer == ca.certificate.subject
+    assert (leaf.certificate.not_valid_after_utc - leaf.certificate.not_valid_before_utc).days == 365
