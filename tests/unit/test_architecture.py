@@ -63,6 +63,8 @@ _CLOCK = re.compile(r"time\.(time|monotonic)\(|datetime\.now\(|loop\.time\(|asyn
 
 @pytest.mark.parametrize("package", ["controller/algorithm", "adapter/rules", "adapter/config"])
 def test_pure_cores_never_read_the_clock(package: str) -> None:
-    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / package).rglob("*.py")
+    modules = sorted((ROOT / package).rglob("*.py"))
+    assert modules, f"{package} has no modules: a renamed package would pass this check unread"
+    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in modules
                  for n, line in enumerate(p.read_text().splitlines(), 1) if _CLOCK.search(line)]
     assert not offenders
