@@ -131,7 +131,7 @@ def run_phase2(exporter: SampleExporter, prometheus: LocalPrometheus, config_pat
               + ", ".join(f"{ns}/{d}" for ns, d, *_ in WORKLOADS))
         _export(exporter, pods)
         adapter.start()
-        print(f"adapter: {adapter.url} (pid {adapter._proc.pid if adapter._proc else '?'}, "  # noqa: SLF001
+        print(f"adapter: {adapter.url} (pid {adapter.proc.pid if adapter.proc else '?'}, "
               f"log {adapter.log_file})")
         standin.create(metrics_stack.apiservices(adapter.cert_file.read_bytes()))
         standin.wait_apiservices_available(metrics_stack.APISERVICE_NAMES)

@@ -29,8 +29,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from hack.adapter_child import AdapterChild
 from hack.local_prometheus import free_port
-from hack.processes import log_tail, spawn_logged, terminate
+from hack.processes import terminate
 from hack.sample_exporter import FakePod
 
 __all__ = [
@@ -210,7 +211,7 @@ class StandIn:
         raise TimeoutError(f"APIServices not Available after {timeout}s: {last}")
 
 
-class AdapterProcess:
+class AdapterProcess(AdapterChild):
     """`python -m adapter` as a child process, authenticating against the stand-in."""
 
     def __init__(self, *, workdir: Path, kubeconfig: Path, prometheus_url: str, rules: str = RULES,
@@ -224,23 +225,7 @@ class AdapterProcess:
         self.relist_interval = relist_interval
         self.extra_args = tuple(extra_args)
         self.python_args = tuple(python_args)  # e.g. ("-m", "cProfile", "-o", "adapter.prof")
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"https://127.0.0.1:{self.port}"
-
-    @property
-    def cert_file(self) -> Path:
-        return self.workdir / "certs" / "apiserver.crt"
-
-    @property
-    def log_file(self) -> Path:
-        return self.workdir / "adapter.log"
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        self.proc = None
 
     def args(self) -> list[str]:
         namespace, name = ADAPTER_SERVICE
@@ -255,15 +240,14 @@ class AdapterProcess:
     def start(self, timeout: float = 30.0) -> AdapterProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "rules.yaml").write_text(self.rules)
-        self._proc = spawn_logged([sys.executable, *self.python_args, "-m", "adapter", *self.args()],
-                                  self.log_file, cwd=REPO)
+        self.spawn(self.args(), python_args=self.python_args)
         self.wait_healthy(timeout)
         return self
 
     def wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._proc is None or self._proc.poll() is not None:
+            if not self.running:
                 raise RuntimeError(f"adapter exited during start:\n{self.log_tail()}")
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=1,
@@ -274,13 +258,6 @@ class AdapterProcess:
                 pass
             time.sleep(0.1)
         raise TimeoutError(f"adapter not healthy after {timeout}s:\n{self.log_tail()}")
-
-    def stop(self) -> None:
-        terminate(self._proc)
-        self._proc = None
-
-    def log_tail(self, lines: int = 40) -> str:
-        return log_tail(Path(self.log_file), lines)
 
 
 def insecure_context() -> ssl.SSLContext:
