@@ -28,6 +28,7 @@ from controller.algorithm.behavior import (
     longest_period,
     rate_limit_with_behavior,
     record_scale,
+    replicas_change_in_period,
     stabilize_legacy,
     stabilize_with_behavior,
 )
@@ -293,8 +294,8 @@ def _policy_note(
 ) -> str:
     up_span = longest_period(up)
     down_span = longest_period(down)
-    ups = sum(e.replica_change for e in history.scale_up_events if e.timestamp > now - up_span)
-    downs = sum(e.replica_change for e in history.scale_down_events if e.timestamp > now - down_span)
+    ups = replicas_change_in_period(history.scale_up_events, now=now, period=up_span)
+    downs = replicas_change_in_period(history.scale_down_events, now=now, period=down_span)
     text = f"recent scale events: +{ups} in {up_span}s, -{downs} in {down_span}s"
     return text if limit is None else f"{text}; policy limit {limit}"
 

@@ -9,7 +9,15 @@ from dataclasses import replace
 import pytest
 
 from controller.algorithm import Outcome, Reason, complete, decide, failed_get_scale
-from controller.algorithm.behavior import Behavior, PolicyType, Recommendation, ScaleHistory, ScalingPolicy, ScalingRules
+from controller.algorithm.behavior import (
+    Behavior,
+    PolicyType,
+    Recommendation,
+    ScaleEvent,
+    ScaleHistory,
+    ScalingPolicy,
+    ScalingRules,
+)
 from controller.algorithm.conditions import ConditionType, EventReason
 from controller.algorithm.pods import PodMetric, ReadinessConfig
 from controller.algorithm.spec import (
@@ -206,6 +214,24 @@ def test_behavior_policies_cap_the_scale_up_and_events_are_recorded() -> None:
     assert [(e.replica_change, e.timestamp) for e in done.history.scale_up_events] == [(21, NOW)]
     failed = complete(d, write_error="nope", now=NOW)
     assert failed.history.scale_up_events == ()
+
+
+def test_the_limit_step_counts_recent_scale_events_like_the_policies() -> None:
+    """The trace note sums events strictly inside each direction's longest period, the window
+    the policy limit itself used: the +5 exactly 60 s ago is out, so the period starts at
+    3 - 2 + 1 = 2 and Percent 700 allows ceil(2 x 8) = 16."""
+    behavior = Behavior(scale_up=ScalingRules(stabilization_window_seconds=0, policies=(
+        ScalingPolicy(type=PolicyType.PERCENT, value=700, period_seconds=60),)))  # fmt: skip
+    history = ScaleHistory(
+        scale_up_events=(ScaleEvent(replica_change=2, timestamp=NOW - 30), ScaleEvent(replica_change=5, timestamp=NOW - 60)),
+        scale_down_events=(ScaleEvent(replica_change=1, timestamp=NOW - 10),),
+    )  # fmt: skip
+    cpu10 = replace(CPU, target=MetricTarget(type=TargetType.UTILIZATION, average_utilization=10))
+    d = decide(sync(min_r=1, max_r=100, metrics=(cpu10,), request=100, behavior=behavior, history=history,
+                    observations=(cpu_samples(100, 200, 300),)), CONFIG)  # fmt: skip
+    assert d.desired_replicas == 16
+    step = d.trace.steps[-1]
+    assert step.note == "recent scale events: +2 in 60s, -1 in 15s; policy limit 16; min 1, max 100"
 
 
 def test_configurable_tolerance_needs_the_gate() -> None:
