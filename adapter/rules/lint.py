@@ -18,11 +18,11 @@ from enum import StrEnum
 from adapter.rules.compile import CompiledConfig, CompiledResourceQuery, CompiledRule, RuleKind, RuleRef
 from adapter.rules.resources import (
     NAMESPACES, NODES, PODS, GroupResource, ResourceTable, is_root_scoped_for_discovery,
+    is_valid_label_name,
 )  # fmt: skip
 
 __all__ = ["Finding", "Severity", "lint_config", "lint_rule"]
 
-_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _Add = Callable[..., None]  # add(field, message, severity=WARNING) for the rule being linted
 
 
@@ -134,7 +134,7 @@ def _lint_namespace(rule: CompiledRule, add: _Add) -> None:
 def _lint_overrides(overrides: Mapping[str, GroupResource], table: ResourceTable, add: _Add) -> None:
     for label, target in overrides.items():
         field = f"resources.overrides.{label}"
-        if not _LABEL_NAME.fullmatch(label):
+        if not is_valid_label_name(label):
             add(field, f"{label!r} is not a valid Prometheus label name; it can never match")
         if table.normalize(target.group, target.resource) is None:
             add(field, f"{target} is not a built-in resource: it must exist in the cluster "

@@ -31,7 +31,14 @@ from kubecommon.selectors import Operator, Selector
 from adapter.rules import gotemplate
 from adapter.rules._gotemplate_exec import Struct, go_quote
 from adapter.rules.goregex import quote_meta
-from adapter.rules.resources import NAMESPACES, NODES, PODS, GroupResource, NoLabelForResource
+from adapter.rules.resources import (
+    NAMESPACES,
+    NODES,
+    PODS,
+    GroupResource,
+    NoLabelForResource,
+    is_valid_label_name,
+)
 
 if TYPE_CHECKING:
     from adapter.rules.compile import CompiledResourceQuery, CompiledResourceRules, CompiledRule
@@ -110,13 +117,12 @@ class LabelLookup(Protocol):
     def label_for(self, resource: GroupResource) -> str: ...
 
 
-_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 # What may be pasted verbatim into a template through .LabelValuesByName: object-name characters.
 _PLAIN_VALUE = re.compile(r"[A-Za-z0-9._:@+-]*")
 
 
 def _label(name: str, what: str, error: type[QueryError] | None = None) -> str:
-    if not _LABEL_NAME.fullmatch(name):  # fullmatch: `$` would accept a trailing newline
+    if not is_valid_label_name(name):
         raise (error or InvalidLabelName)(
             f"{what} {name!r} is not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)"
         )

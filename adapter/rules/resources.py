@@ -29,6 +29,7 @@ __all__ = [
     "NoLabelForResource",
     "ResourceTable",
     "is_root_scoped_for_discovery",
+    "is_valid_label_name",
     "sanitize_group",
 ]
 
@@ -195,7 +196,7 @@ class NoLabelForResource(LookupError):
         super().__init__(f"unable to convert resource {resource} into label: {reason}")
 
 
-_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -256,4 +257,5 @@ class LabelMapper:
 
 
 def is_valid_label_name(label: str) -> bool:
+    """A Prometheus label name (`[a-zA-Z_][a-zA-Z0-9_]*`), checked whole."""
     return bool(_LABEL_NAME.fullmatch(label))  # not match: `$` accepts a trailing newline
