@@ -87,6 +87,12 @@ def wait_until(check: Any, *, timeout: float, interval: float = 0.2, what: str =
     raise TimeoutError(f"{what or check} not true after {timeout}s (last: {last!r})")
 
 
+def _warm_items(stack: Stack) -> int:
+    """How many shop pods WARM_QUERY answers for (0 while it fails); one kubectl run per poll."""
+    result = stack.raw(WARM_QUERY)
+    return len(json.loads(result.stdout)["items"]) if result.returncode == 0 else 0
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     work = tmp_path_factory.mktemp("e2e")
@@ -110,9 +116,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         built = Stack(exporter=exporter, prometheus=prometheus, standin=standin, adapter=adapter,
                       pods=pods, token=token, ca_pem=ca)
         # the first relist has happened and every shop pod has a rate once this lists all four
-        wait_until(lambda: built.raw(WARM_QUERY).returncode == 0
-                   and len(json.loads(built.raw(WARM_QUERY).stdout)["items"]) == 4,
-                   timeout=30, what="custom metrics for every shop pod")
+        wait_until(lambda: _warm_items(built) == 4, timeout=30, what="custom metrics for every shop pod")
         yield built
     finally:
         if adapter is not None:
