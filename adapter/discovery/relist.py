@@ -49,19 +49,6 @@ class DiscoveryStats:
     series_last: int = 0
     metrics_last: int = 0
 
-    # Short aliases (read by the app's /metrics wiring).
-    @property
-    def last_duration(self) -> float | None:
-        return self.last_duration_seconds
-
-    @property
-    def failures(self) -> int:
-        return self.failures_total
-
-    @property
-    def last_success(self) -> float | None:
-        return self.last_success_time
-
     def as_metrics(self) -> Mapping[str, float | None]:
         """Numbers for the adapter's /metrics (`StateSource.relist`)."""
         return {

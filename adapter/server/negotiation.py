@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-JSON = "application/json"
-
 # Media-type parameters that turn application/json into a different document kind
 # (apidiscovery APIGroupDiscoveryList, meta.k8s.io Table, ...). Their presence means "not
 # the plain JSON we serve".
@@ -94,8 +92,3 @@ def _range_accepts_json(media: MediaRange) -> bool:
     if media.subtype != "json":
         return False
     return not any(key in _KIND_PARAMETERS for key, _ in media.parameters)
-
-
-def not_acceptable_message() -> str:
-    """Text of the 406 Status, shaped like k8s.io/apiserver's NotAcceptable error."""
-    return f"only the following media types are accepted: {JSON}"
