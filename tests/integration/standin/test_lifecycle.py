@@ -86,8 +86,10 @@ def test_finalizer_keeps_an_object_until_removed(kube_standin, standin_namespace
                          "-p", '{"metadata":{"finalizers":null}}')
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        if kube_standin.kubectl("get", "configmap", "held", "-n", standin_namespace,
-                                check=False).returncode == 1:
+        got = kube_standin.kubectl("get", "configmap", "held", "-n", standin_namespace, check=False)
+        if got.returncode != 0:
+            # any failure is not enough: the stand-in must answer that the object is gone
+            assert "(NotFound)" in got.stderr, got.stderr
             return
         time.sleep(0.1)
     raise AssertionError("configmap survived the removal of its last finalizer")
