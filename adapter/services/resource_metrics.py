@@ -92,6 +92,9 @@ class ResourceMetricsService:
         self._clock = clock
         self._large_selection = large_selection
         self._queries = QueryCache()
+        # Result labels depend on the rules alone, but finding them may execute the rule's label
+        # template: done once per (resource, level), not for every namespace of every request.
+        self._result_labels: dict[tuple[str, str], query.ResultLabels] = {}
 
     # --- pods -----------------------------------------------------------------------------
 
@@ -204,8 +207,12 @@ class ResourceMetricsService:
             raise status.InternalError.wrapping("unable to list matching resources") from err
 
     def _labels(self, resource: query.ResourceName, level: query.Level) -> query.ResultLabels:
-        with errors.query_errors(f"{level} {resource}", "usage", unmapped_is_not_found=False):
-            return query.result_labels(self._rules, resource=resource, level=level)
+        found = self._result_labels.get((resource, level))
+        if found is None:  # a rule that maps no label raises each time, as before: nothing kept
+            with errors.query_errors(f"{level} {resource}", "usage", unmapped_is_not_found=False):
+                found = query.result_labels(self._rules, resource=resource, level=level)
+            self._result_labels[resource, level] = found
+        return found
 
     async def _query(self, resource: query.ResourceName, level: query.Level, namespace: str | None,
                      names: Sequence[str] | None) -> list[Sample]:
