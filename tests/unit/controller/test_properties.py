@@ -206,5 +206,6 @@ def test_the_trace_ends_at_the_result_and_serialises(inp: SyncInput) -> None:
         assert d.trace.steps[-1].after == d.desired_replicas
     if d.outcome is Outcome.SCALED:
         assert d.status.desired_replicas == d.desired_replicas != inp.scale.spec_replicas
-    json.dumps(d.to_dict())
+    data = d.to_dict()
+    assert json.loads(json.dumps(data)) == data  # JSON-ready: no tuples, no NaN
     assert d.explain().splitlines()[0].startswith(str(d.outcome))
