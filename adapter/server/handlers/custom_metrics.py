@@ -10,11 +10,10 @@ Non-goals: metric logic (services), error → Status translation (the server's m
 
 from __future__ import annotations
 
-import json
-
 from aiohttp import web
 
 from adapter.server import render_metrics
+from adapter.server.handlers import json_body
 from adapter.services import errors
 from adapter.services.custom_metrics import CustomMetricRequest, CustomMetricsService
 from adapter.services.kinds import normalize_resource
@@ -57,13 +56,7 @@ async def get_metric(request: web.Request) -> web.Response:
     parsed = parse_path(request.match_info["tail"], request.query.get("labelSelector"),
                         request.query.get("metricLabelSelector"), request.query.get("fieldSelector"))
     result = await request.app[SERVICE].get(parsed)
-    return web.Response(body=render_metrics.encode_custom(result, version), content_type="application/json")
-
-
-def json_response(document: object) -> web.Response:
-    """Compact JSON with the exact Content-Type client-go's decoders select on."""
-    return web.Response(body=json.dumps(document, separators=(",", ":")).encode(),
-                        content_type="application/json")
+    return json_body(render_metrics.encode_custom(result, version))
 
 
 def register(app: web.Application, service: CustomMetricsService) -> None:

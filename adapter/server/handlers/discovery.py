@@ -9,23 +9,15 @@ Non-goals: the documents' shape (discovery_docs).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aiohttp import web
 
 from adapter.server import discovery_docs as docs
 from adapter.server.context import CONTEXT, ServerContext
+from adapter.server.handlers import compact_json, json_body
 
 __all__ = ["register"]
-
-
-def _json(body: bytes) -> web.Response:
-    return web.Response(body=body, content_type="application/json")
-
-
-def _dump(doc: Any) -> bytes:
-    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 class _Documents:
@@ -38,8 +30,8 @@ class _Documents:
         served = [g for g, on in ((docs.CUSTOM, ctx.groups.custom), (docs.EXTERNAL, ctx.groups.external),
                                   (docs.RESOURCE, ctx.groups.resource)) if on]
         self.groups = tuple(served)
-        self.group_list = _dump(docs.api_group_list(served))
-        self.group_docs = {g: _dump(docs.api_group(g)) for g in served}
+        self.group_list = compact_json(docs.api_group_list(served))
+        self.group_docs = {g: compact_json(docs.api_group(g)) for g in served}
 
     def resource_list(self, group: str, version: str) -> bytes:
         snapshot = self._ctx.registry()
@@ -53,7 +45,7 @@ class _Documents:
                 resources = docs.external_resources(snapshot.external_metrics())
             else:
                 resources = docs.resource_metrics_resources()
-            cached = self._lists[(group, version)] = _dump(docs.resource_list(group, version, resources))
+            cached = self._lists[(group, version)] = compact_json(docs.resource_list(group, version, resources))
         return cached
 
 
@@ -61,7 +53,7 @@ def register(app: web.Application) -> None:
     documents = _Documents(app[CONTEXT])
 
     async def group_list(_: web.Request) -> web.Response:
-        return _json(documents.group_list)
+        return json_body(documents.group_list)
 
     app.router.add_get("/apis", group_list)
     app.router.add_get("/apis/", group_list)
@@ -69,13 +61,13 @@ def register(app: web.Application) -> None:
         body = documents.group_docs[group]
 
         async def group_doc(_: web.Request, body: bytes = body) -> web.Response:
-            return _json(body)
+            return json_body(body)
 
         app.router.add_get(f"/apis/{group}", group_doc)
         app.router.add_get(f"/apis/{group}/", group_doc)
         for version in docs.VERSIONS[group]:
             async def version_doc(_: web.Request, group: str = group, version: str = version) -> web.Response:
-                return _json(documents.resource_list(group, version))
+                return json_body(documents.resource_list(group, version))
 
             app.router.add_get(f"/apis/{group}/{version}", version_doc)
             app.router.add_get(f"/apis/{group}/{version}/", version_doc)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from adapter.server import render_metrics
-from adapter.server.handlers.custom_metrics import json_response
+from adapter.server.handlers import json_response
 from adapter.services import errors
 from adapter.services.resource_metrics import ResourceMetricsService, ResourceQuery
 from kubecommon import status
