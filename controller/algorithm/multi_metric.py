@@ -63,10 +63,6 @@ class MetricResult:
     condition_message: str | None = None
     observed_at: float | None = None  # when the metrics API says the value was sampled
 
-    @property
-    def ok(self) -> bool:
-        return self.proposal is not None
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Answer:
@@ -263,7 +259,6 @@ def _observed_at(obs: Observation) -> float | None:
 class Combined:
     replicas: int  # max of the valid proposals (0 if none)
     metric_name: str  # the metric that won ("" if none)
-    winner: int | None  # its index
     invalid: int
     error: str | None  # "invalid metrics (K invalid out of N), first error is: ..."
     first_failure: MetricResult | None
@@ -273,7 +268,6 @@ class Combined:
 def combine(results: Sequence[MetricResult], *, spec_replicas: int) -> Combined:
     replicas = 0
     name = ""
-    winner: int | None = None
     first_failure: MetricResult | None = None
     invalid = 0
     for r in results:
@@ -283,11 +277,11 @@ def combine(results: Sequence[MetricResult], *, spec_replicas: int) -> Combined:
             invalid += 1
             continue
         if replicas == 0 or r.proposal.replicas > replicas:
-            replicas, name, winner = r.proposal.replicas, r.name, r.index
+            replicas, name = r.proposal.replicas, r.name
     error = None
     if first_failure is not None:
         error = (f"invalid metrics ({invalid} invalid out of {len(results)}), "
                  f"first error is: {first_failure.error}")  # fmt: skip
     blocked = invalid >= len(results) or (invalid > 0 and replicas < spec_replicas)
-    return Combined(replicas=replicas, metric_name=name, winner=winner, invalid=invalid,
+    return Combined(replicas=replicas, metric_name=name, invalid=invalid,
                     error=error, first_failure=first_failure, blocked=blocked)  # fmt: skip
