@@ -44,34 +44,38 @@ def _mounted(rendered: Rendered, path: str) -> dict[str, Any]:
     raise AssertionError(f"{path} is on no mounted volume (the root filesystem is read-only)")
 
 
+# (values, expected PrometheusSettings fields, PrometheusSettings fields that must name a file):
+# a file field the chart forgot to render would otherwise leave the mount check with nothing to check.
 PROM_AUTH_CASES = [
-    pytest.param({}, {"url": "http://prometheus.default.svc:9090", "token_file": None}, id="defaults"),
+    pytest.param({}, {"url": "http://prometheus.default.svc:9090", "token_file": None}, (), id="defaults"),
     pytest.param({"prometheus": {"url": "https://{{ .Release.Name }}-thanos.{{ .Release.Namespace }}.svc",
                                  "port": 10902, "path": "/prefix", "verb": "POST", "timeout": "15s"}},
                  {"url": "https://metrics-thanos.monitoring.svc:10902/prefix", "verb": "POST", "timeout": 15.0},
-                 id="templated-url-port-path"),
+                 (), id="templated-url-port-path"),
     pytest.param({"prometheus": {"url": "https://mimir.example.com/prometheus", "port": None,
                                  "bearerToken": {"existingSecret": "mimir-token", "key": "tok"},
                                  "ca": {"existingSecret": "mimir-ca"}, "headers": {"X-Scope-OrgID": "tenant-1"}}},
                  {"url": "https://mimir.example.com/prometheus", "headers": (("X-Scope-OrgID", "tenant-1"),)},
-                 id="token-secret-ca-header"),
+                 ("token_file", "ca_file"), id="token-secret-ca-header"),
     pytest.param({"prometheus": {"clientCert": {"existingSecret": "prom-mtls"},
                                  "ca": {"existingConfigMap": "prom-ca", "key": "bundle.pem"}}},
-                 {}, id="mutual-tls"),
+                 {}, ("client_cert_file", "client_key_file", "ca_file"), id="mutual-tls"),
     pytest.param({"prometheus": {"basicAuth": {"existingSecret": "prom-basic", "username": "hpa"}}},
-                 {"basic_auth_username": "hpa"}, id="basic-auth"),
+                 {"basic_auth_username": "hpa"}, ("basic_auth_password_file",), id="basic-auth"),
     pytest.param({"prometheus": {"bearerToken": {"serviceAccountToken": True}}},
-                 {"token_file": f"{SA_TOKEN_DIR}/token"}, id="service-account-token"),
+                 {"token_file": f"{SA_TOKEN_DIR}/token"}, (), id="service-account-token"),
 ]
 
 
-@pytest.mark.parametrize(("values", "expected"), PROM_AUTH_CASES)
+@pytest.mark.parametrize(("values", "expected", "files"), PROM_AUTH_CASES)
 def test_rendered_args_are_accepted_by_the_adapter(quick_render: Callable[..., Rendered], values: dict[str, Any],
-                                                   expected: dict[str, Any]) -> None:
+                                                   expected: dict[str, Any], files: tuple[str, ...]) -> None:
     rendered = quick_render(values)
     options = _parse(rendered)
     for field, value in expected.items():
         assert getattr(options.prometheus, field) == value, field
+    for field in files:
+        assert getattr(options.prometheus, field), f"{field} not rendered"
     args = _adapter_args(rendered)
     for flag in FILE_FLAGS:
         for arg in args:
