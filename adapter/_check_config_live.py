@@ -1,5 +1,5 @@
 """The I/O edge of check-config: runs seriesQuery calls with `prometheus-api-client` (synchronous,
-fine for a one-shot CLI) and, when discovery's registry builder exists, shows its final view.
+fine for a one-shot CLI) and shows what discovery's registry builder makes of the answers.
 
 Non-goals: retries, concurrency, the server's async client.
 """
@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from adapter.discovery.registry import build_registry
 from adapter.rules.compile import CompiledConfig
 
 
@@ -72,17 +73,13 @@ def _short(err: BaseException) -> str:
 
 def registry_lines(compiled: CompiledConfig, series_by_query: Mapping[str, Sequence[Mapping[str, str]]]) -> list[str]:
     """The adapter's discovery result (later rules overwrite earlier ones for the same key)."""
-    try:
-        from adapter.discovery.registry import build_registry
-    except ImportError:
-        return []
-    registry: Any = build_registry(compiled, series_by_query)
+    registry = build_registry(compiled, series_by_query)
     lines = ["", "After discovery the adapter would serve:"]
     for info in registry.custom_metrics():
         scope = "namespaced" if info.namespaced else "cluster-scoped"
         lines.append(f"  custom.metrics.k8s.io {info.resource}/{info.metric} ({scope})")
     for info in registry.external_metrics():
-        lines.append(f"  external.metrics.k8s.io {getattr(info, 'metric', info)}")
+        lines.append(f"  external.metrics.k8s.io {info.metric}")
     if len(lines) == 2:
         lines.append("  nothing")
     return lines
