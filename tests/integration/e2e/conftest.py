@@ -49,6 +49,11 @@ class Stack:
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout)
 
+    def item_count(self, path: str) -> int:
+        """How many items `kubectl get --raw PATH` lists, 0 while it fails (one kubectl run, for polls)."""
+        result = self.raw(path)
+        return len(json.loads(result.stdout)["items"]) if result.returncode == 0 else 0
+
     def api(self, path: str, *, accept: str = "application/json",
             timeout: float = 15.0) -> tuple[int, dict[str, str], Any]:
         """GET through the stand-in with our own HTTP client (admin token), to see whole bodies."""
@@ -87,12 +92,6 @@ def wait_until(check: Any, *, timeout: float, interval: float = 0.2, what: str =
     raise TimeoutError(f"{what or check} not true after {timeout}s (last: {last!r})")
 
 
-def _warm_items(stack: Stack) -> int:
-    """How many shop pods WARM_QUERY answers for (0 while it fails); one kubectl run per poll."""
-    result = stack.raw(WARM_QUERY)
-    return len(json.loads(result.stdout)["items"]) if result.returncode == 0 else 0
-
-
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     work = tmp_path_factory.mktemp("e2e")
@@ -116,7 +115,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         built = Stack(exporter=exporter, prometheus=prometheus, standin=standin, adapter=adapter,
                       pods=pods, token=token, ca_pem=ca)
         # the first relist has happened and every shop pod has a rate once this lists all four
-        wait_until(lambda: _warm_items(built) == 4, timeout=30, what="custom metrics for every shop pod")
+        wait_until(lambda: built.item_count(WARM_QUERY) == 4, timeout=30, what="custom metrics for every shop pod")
         yield built
     finally:
         if adapter is not None:

@@ -4,7 +4,6 @@ must be exactly those the name-regex path returns for the same pods."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
@@ -33,8 +32,8 @@ def big_namespace(stack: Stack) -> Iterator[list[str]]:
     stack.standin.create(objects)
     try:
         stack.prometheus.wait_for(f'count(app_sessions_active{{namespace="{NAMESPACE}"}}) == {COUNT}')
-        wait_until(lambda: stack.raw(PATH).returncode == 0 and len(json.loads(stack.raw(PATH).stdout)["items"]) == COUNT,
-                   timeout=30, what="the adapter to serve every pod of the big namespace")
+        wait_until(lambda: stack.item_count(PATH) == COUNT, timeout=30,
+                   what="the adapter to serve every pod of the big namespace")
         yield [p.name for p in pods]
     finally:
         for pod in pods:
