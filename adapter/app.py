@@ -23,12 +23,11 @@ from collections.abc import Callable, Mapping
 from importlib import metadata
 
 import uvloop
-from typing import Any
-
 from aiohttp import web
 
 from adapter.config.errors import ConfigError
 from adapter.config.load import load_config
+from adapter.discovery.registry import Registry
 from adapter.discovery.relist import Discovery
 from adapter.kube.authconfig import AuthConfigWatcher, AuthMaterial
 from adapter.kube.caches import KubeObjectCaches
@@ -37,6 +36,7 @@ from adapter.kube.config import KubeConfig, KubeConfigError, in_cluster_config, 
 from adapter.kube.errors import KubeError
 from adapter.kube.resources import ResourceResolver
 from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
+from adapter.prometheus.api import PrometheusAPI
 from adapter.prometheus.client import PrometheusClient
 from adapter.rules.compile import CompiledConfig, compile_config
 from adapter.server.authn import Authenticator, merge_settings
@@ -144,7 +144,7 @@ def _registry_state(discovery: Discovery) -> Callable[[], Mapping[str, float]]:
     def read() -> Mapping[str, float]:
         snapshot = discovery.snapshot
         return {"custom": len(snapshot.custom_metrics()), "external": len(snapshot.external_metrics()),
-                "series": float(getattr(snapshot, "series_count", 0) or 0)}
+                "series": float(snapshot.series_count)}
     return read
 
 
@@ -181,7 +181,7 @@ async def _security(options: ServeOptions, clients: _Clients, serving: DynamicSe
     return authenticator, Authorizer(access, always_allow_paths=options.always_allow_paths)
 
 
-def _services(compiled: CompiledConfig, registry: Callable[[], Any], prometheus: Any,
+def _services(compiled: CompiledConfig, registry: Callable[[], Registry], prometheus: PrometheusAPI,
               caches: KubeObjectCaches) -> Services:
     from adapter.services.custom_metrics import CustomMetricsService
     from adapter.services.external_metrics import ExternalMetricsService
