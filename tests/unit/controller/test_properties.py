@@ -4,7 +4,8 @@
 * never scales down while a metric errored;
 * behavior policies are never exceeded;
 * stabilization never reverses the direction;
-* the trace's final number is the result, and the decision serialises to JSON.
+* the trace's final number is the result, and the decision serialises to JSON;
+* `needs_metrics` (the caller's cue to skip fetching) agrees with whether `decide` read them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from controller.algorithm import Outcome, complete, decide
 from controller.algorithm import behavior as bh
 from controller.algorithm.decision import Stage
+from controller.algorithm.sync import needs_metrics
 from controller.algorithm.pods import ContainerInfo, PodInfo, PodMetric, PodPhase, ReadinessConfig, ReadyStatus
 from controller.algorithm.spec import (
     AutoscalerSpec, ControllerConfig, ExternalSamples, FetchFailure, MetricSpec, MetricTarget, ObjectRef,
@@ -209,3 +211,13 @@ def test_the_trace_ends_at_the_result_and_serialises(inp: SyncInput) -> None:
     data = d.to_dict()
     assert json.loads(json.dumps(data)) == data  # JSON-ready: no tuples, no NaN
     assert d.explain().splitlines()[0].startswith(str(d.outcome))
+
+
+@FAST
+@given(sync_inputs())
+def test_needs_metrics_agrees_with_decide(inp: SyncInput) -> None:
+    d = decide(inp, CONFIG)
+    skipped = bool(d.trace.steps) and d.trace.steps[0].stage in (Stage.DISABLED, Stage.RANGE)
+    assert needs_metrics(inp.spec, inp.scale) is not skipped
+    if skipped:
+        assert d.trace.metrics == ()
