@@ -70,6 +70,15 @@ def _error_matches(expected: str, got: str) -> bool:
     return core in got.lower()
 
 
+def _errored(expected: Mapping[str, Any], error: str, *, wanted: Any, shown: str | None = None) -> Result:
+    """The verdict when the code under test reported `error`: a pass when the case expects a
+    matching error, otherwise a failure showing what the case `wanted` (and `shown`, by default
+    "error: <error>")."""
+    if expected.get("error"):
+        return Result(_error_matches(expected["error"], error), expected["error"], error)
+    return Result(False, wanted, f"error: {error}" if shown is None else shown)
+
+
 def _build(case: Mapping[str, Any], *, external: bool) -> Result:
     rule, data = case.get("rule", {}), case["input"]
     expected = case["expected"]
@@ -92,9 +101,7 @@ def _build(case: Mapping[str, Any], *, external: bool) -> Result:
                 names=data.get("names", []), extra_group_by=data.get("extra_group_by", []),
             )  # fmt: skip
     except (gotemplate.TemplateError, query.QueryError, ValueError) as err:
-        if expected.get("error"):
-            return Result(_error_matches(expected["error"], str(err)), expected["error"], str(err))
-        return Result(False, expected.get("query"), f"error: {err}")
+        return _errored(expected, str(err), wanted=expected.get("query"))
     return _result(expected.get("query"), str(got)) if not expected.get("error") else Result(
         False, expected["error"], str(got))
 
@@ -113,9 +120,7 @@ def check_series_filter(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
     try:
         compiled = _compile({"rules": [rule]}).custom[0]
     except ConfigError as err:
-        if expected.get("error"):
-            return Result(_error_matches(expected["error"], str(err)), expected["error"], str(err))
-        return Result(False, expected, f"error: {err}")
+        return _errored(expected, str(err), wanted=expected)
     if expected.get("error"):
         return Result(False, expected["error"], "loaded without error")
     got = {name: compiled.accepts_series(name) for name in case["input"]["names"]}
@@ -128,16 +133,12 @@ def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result
     try:
         compiled = _compile({"rules": [rule]}).custom[0]
     except ConfigError as err:
-        if expected.get("error"):
-            return Result(_error_matches(expected["error"], str(err)), expected["error"], str(err))
-        return Result(False, expected.get("metric_name"), f"error: {err}")
+        return _errored(expected, str(err), wanted=expected.get("metric_name"))
     name = case["input"]["series_name"]
     got = compiled.expand_name(name)
     if got is None:  # Go: MetricNameForSeries fails
         error = f"series name {go_quote(name)} did not match expected pattern {go_quote(compiled.name_pattern.pattern)}"
-        if expected.get("error"):
-            return Result(_error_matches(expected["error"], error), expected["error"], error)
-        return Result(False, expected.get("metric_name"), error)
+        return _errored(expected, error, wanted=expected.get("metric_name"), shown=error)
     if expected.get("error"):
         return Result(False, expected["error"], got)
     return _result(expected.get("metric_name"), got)
