@@ -19,7 +19,6 @@ import base64
 import json
 import logging
 import os
-import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -35,12 +34,9 @@ from adapter.prometheus.settings import PrometheusSettings
 if TYPE_CHECKING:
     from adapter.rules.query import PromQL
 
-__all__ = ["PrometheusClient", "RequestObserver"]
+__all__ = ["PrometheusClient"]
 
 log = logging.getLogger(__name__)
-
-# (api path, HTTP status or 0 for no answer, seconds) -> None; for the adapter's own /metrics.
-RequestObserver = Callable[[str, int, float], None]
 
 _CHUNK = 256 * 1024
 # Socket read buffer per response: large enough that a big series answer is not throttled by
@@ -81,11 +77,8 @@ class _FileSecret:
 class PrometheusClient:
     """`PrometheusAPI` over HTTP. `await start()` before use, `await close()` after."""
 
-    def __init__(
-        self, settings: PrometheusSettings, *, observer: RequestObserver | None = None
-    ) -> None:
+    def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
-        self._observer = observer
         self._session: aiohttp.ClientSession | None = None
         self._inflight: dict[tuple[Any, ...], asyncio.Future[list[Sample]]] = {}
         parts = urlsplit(settings.url)
@@ -221,8 +214,6 @@ class PrometheusClient:
         if not compress:
             headers["Accept-Encoding"] = "identity"
         client_timeout = aiohttp.ClientTimeout(total=timeout or self.settings.timeout)
-        started = _time.monotonic()
-        status = 0
         try:
             for attempt_post in ((True,) if post else (False, True)):
                 if attempt_post:
@@ -233,8 +224,7 @@ class PrometheusClient:
                     ctx = self._session.get(f"{url}?{encoded}", headers=headers,
                                             timeout=client_timeout)
                 async with ctx as resp:
-                    status = resp.status
-                    if status == 414 and not attempt_post:
+                    if resp.status == 414 and not attempt_post:
                         continue  # URI too long for something in between: retry as POST
                     return await read(resp)
             raise AssertionError("unreachable")  # pragma: no cover
@@ -247,9 +237,6 @@ class PrometheusClient:
             raise errors.PrometheusBadResponse(f"broken answer: {exc}", path=path) from None
         except aiohttp.ClientError as exc:  # e.g. a malformed URL or too many redirects
             raise errors.PrometheusError(f"{type(exc).__name__}: {exc}", path=path) from None
-        finally:
-            if self._observer is not None:
-                self._observer(path, status, _time.monotonic() - started)
 
     def _auth_headers(self) -> dict[str, str]:
         """A fresh dict (the caller adds per-request headers to it)."""
