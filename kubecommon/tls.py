@@ -157,15 +157,14 @@ def _signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     if cert.issuer != issuer.subject:
         return False
     public_key = issuer.public_key()
+    algorithm = cert.signature_hash_algorithm
+    if algorithm is None:  # Ed25519/Ed448 signatures: not an RSA or ECDSA issuer's, so not ours
+        return False
     try:
         if isinstance(public_key, rsa.RSAPublicKey):
-            assert cert.signature_hash_algorithm is not None
-            public_key.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
-                              cert.signature_hash_algorithm)
+            public_key.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), algorithm)
         elif isinstance(public_key, ec.EllipticCurvePublicKey):
-            assert cert.signature_hash_algorithm is not None
-            public_key.verify(cert.signature, cert.tbs_certificate_bytes,
-                              ec.ECDSA(cert.signature_hash_algorithm))
+            public_key.verify(cert.signature, cert.tbs_certificate_bytes, ec.ECDSA(algorithm))
         else:
             return False
     except InvalidSignature:

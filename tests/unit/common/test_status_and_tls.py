@@ -6,6 +6,8 @@ import ssl
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.x509.oid import NameOID
 
 from kubecommon import status
 from kubecommon.tls import certificate_subject, generate_ca, issue_certificate, server_ssl_context, verify_chain
@@ -92,3 +94,22 @@ def test_ca_and_leaf_constraints() -> None:
         assert usage.key_cert_sign is is_ca and usage.crl_sign is is_ca, "only the CA may sign"
     assert leaf.certificate.issuer == ca.certificate.subject
     assert (leaf.certificate.not_valid_after_utc - leaf.certificate.not_valid_before_utc).days == 365
+
+
+def test_an_ed25519_signature_claiming_an_rsa_ca_is_rejected_not_a_crash() -> None:
+    # A client controls its certificate: one naming our CA as issuer but signed with an Ed25519
+    # key (no hash algorithm) must read as "not signed by the CA", never raise.
+    ca = generate_ca("front-proxy-ca")
+    key = ed25519.Ed25519PrivateKey.generate()
+    start = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)
+    forged = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "front-proxy-client")]))
+        .issuer_name(ca.certificate.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(start + dt.timedelta(days=1))
+        .sign(key, None)
+    )
+    assert verify_chain(forged.public_bytes(serialization.Encoding.DER), ca.cert_pem) is False
