@@ -15,7 +15,6 @@ Non-goals: rendering successful bodies (handlers and render modules do).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
@@ -28,6 +27,7 @@ from adapter.prometheus import errors as prom_errors
 from adapter.rules.query import QueryError
 from adapter.server import negotiation
 from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, USER
+from adapter.server.handlers import compact_json
 from adapter.server.requestinfo import derive_request_info
 from kubecommon.selectors import SelectorError
 from kubecommon.status import (
@@ -50,7 +50,7 @@ _NEGOTIATED_PREFIXES = ("/apis", "/openapi", "/version")
 
 
 def status_response(error: StatusError) -> web.Response:
-    body = json.dumps(error.to_dict(), separators=(",", ":")).encode()
+    body = compact_json(error.to_dict())
     headers = {"X-Content-Type-Options": "nosniff", **error.headers}
     return web.Response(status=error.code, body=body, content_type="application/json", headers=headers)
 
