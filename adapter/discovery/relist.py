@@ -86,7 +86,6 @@ class Discovery:
         self._limit = asyncio.Semaphore(max_concurrency)
         self._retry_initial = retry_initial
         self._snapshot = Registry.empty()
-        self._ready = False
         self._stats = DiscoveryStats()
         self._task: asyncio.Task[None] | None = None
         self._queries = compiled.series_queries
@@ -97,7 +96,8 @@ class Discovery:
 
     @property
     def ready(self) -> bool:
-        return self._ready
+        """A relist has succeeded since start (the registry is no longer the empty placeholder)."""
+        return self._stats.last_success_time is not None
 
     @property
     def stats(self) -> DiscoveryStats:
@@ -133,7 +133,6 @@ class Discovery:
             self._failed(err, self._clock() - started)
             return False
         self._snapshot = registry  # the atomic swap
-        self._ready = True
         self._stats = replace(
             self._stats, relists_total=self._stats.relists_total + 1, consecutive_failures=0,
             consecutive_empty=0 if registry.series_count else self._stats.consecutive_empty + 1,
@@ -158,7 +157,7 @@ class Discovery:
             consecutive_failures=self._stats.consecutive_failures + 1,
             last_duration_seconds=duration, last_error=str(err),
         )
-        kept = "keeping the last good registry" if self._ready else "no registry yet"
+        kept = "keeping the last good registry" if self.ready else "no registry yet"
         log.warning("series discovery failed (%d in a row), %s: %s",
                     self._stats.consecutive_failures, kept, err)
 
