@@ -203,17 +203,13 @@ class Timeout(StatusError):
         super().__init__(message if message.startswith("Timeout: ") else f"Timeout: {message}", **kwargs)
 
 
-_BY_REASON: dict[str, type[StatusError]] = {
-    cls.reason: cls
-    for cls in (BadRequest, Unauthorized, Forbidden, NotFound, AlreadyExists, Conflict, Gone, Invalid,
-                MethodNotAllowed, NotAcceptable, UnsupportedMediaType, TooManyRequests, InternalError,
-                ServiceUnavailable, Timeout)
-}
-_BY_CODE: dict[int, type[StatusError]] = {
-    400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 405: MethodNotAllowed,
-    406: NotAcceptable, 409: Conflict, 410: Gone, 415: UnsupportedMediaType, 422: Invalid,
-    429: TooManyRequests, 500: InternalError, 503: ServiceUnavailable, 504: Timeout,
-}
+_KNOWN: tuple[type[StatusError], ...] = (
+    BadRequest, Unauthorized, Forbidden, NotFound, AlreadyExists, Conflict, Gone, Invalid, MethodNotAllowed,
+    NotAcceptable, UnsupportedMediaType, TooManyRequests, InternalError, ServiceUnavailable, Timeout,
+)
+_BY_REASON: dict[str, type[StatusError]] = {cls.reason: cls for cls in _KNOWN}
+# From the classes' own codes; a bare 409 is a Conflict (AlreadyExists is known by its reason).
+_BY_CODE: dict[int, type[StatusError]] = {cls.code: cls for cls in _KNOWN if cls is not AlreadyExists}
 
 
 def status_error_from_dict(body: Mapping[str, Any] | None, http_code: int) -> StatusError:

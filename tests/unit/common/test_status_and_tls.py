@@ -50,9 +50,25 @@ def test_forbidden_wording_matches_kube_apiserver() -> None:
     assert path.message == 'forbidden: User "jane" cannot get path "/metrics"'
 
 
-def test_non_status_body_maps_by_code() -> None:
-    error = status.status_error_from_dict({"oops": 1}, 503)
-    assert isinstance(error, status.ServiceUnavailable)
+@pytest.mark.parametrize(("code", "kind"), [
+    pytest.param(400, status.BadRequest, id="400"), pytest.param(401, status.Unauthorized, id="401"),
+    pytest.param(403, status.Forbidden, id="403"), pytest.param(404, status.NotFound, id="404"),
+    pytest.param(405, status.MethodNotAllowed, id="405"), pytest.param(406, status.NotAcceptable, id="406"),
+    pytest.param(409, status.Conflict, id="409 is Conflict, not AlreadyExists"),
+    pytest.param(410, status.Gone, id="410"), pytest.param(415, status.UnsupportedMediaType, id="415"),
+    pytest.param(422, status.Invalid, id="422"), pytest.param(429, status.TooManyRequests, id="429"),
+    pytest.param(500, status.InternalError, id="500"), pytest.param(503, status.ServiceUnavailable, id="503"),
+    pytest.param(504, status.Timeout, id="504"),
+])
+def test_non_status_body_maps_by_code(code: int, kind: type[status.StatusError]) -> None:
+    error = status.status_error_from_dict({"oops": 1}, code)
+    assert type(error) is kind and error.code == code
+
+
+def test_unknown_code_keeps_its_number() -> None:
+    error = status.status_error_from_dict(None, 418)
+    assert type(error) is status.StatusError and error.code == 418
+    assert error.message == "the server responded with HTTP 418"
 
 
 def _der(pair) -> bytes:
