@@ -17,6 +17,7 @@ from adapter.kube.cache import ObjectCache
 from adapter.kube.client import KubeClient
 from adapter.kube.objects import GroupResourceLike, ObjectReader
 from adapter.kube.resources import ResourceResolver
+from kubecommon.status import qualified_resource
 
 __all__ = ["KubeObjectCaches"]
 
@@ -65,7 +66,7 @@ class KubeObjectCaches:
             cache = ObjectCache(self._client, info)
             cache.start()
             self._caches[canonical] = cache
-            _log.info("started watch cache for %s", f"{info.resource}.{info.group}".rstrip("."))
+            _log.info("started watch cache for %s", qualified_resource(info.resource, info.group))
         self._caches[key] = cache
         return cache
 
@@ -78,12 +79,9 @@ class KubeObjectCaches:
             task.add_done_callback(_log_failure)
 
     def sizes(self) -> dict[str, int]:
-        """Objects per cached resource, for the adapter's own metrics."""
-        seen: dict[int, str] = {}
-        for cache in self._caches.values():
-            seen.setdefault(id(cache), f"{cache.info.resource}.{cache.info.group}".rstrip("."))
-        return {name: len(cache) for cache in self._caches.values()
-                for name in [seen[id(cache)]]}
+        """Objects per cached resource, for the adapter's own metrics (aliases share an entry)."""
+        return {qualified_resource(cache.info.resource, cache.info.group): len(cache)
+                for cache in self._caches.values()}
 
     async def stop(self) -> None:
         for cache in {id(c): c for c in self._caches.values()}.values():
