@@ -6,7 +6,7 @@ unreachable" is a 503 or a startup failure is decided by the caller, once.
 
 from __future__ import annotations
 
-from kubecommon.status import StatusError
+from kubecommon.status import StatusError, qualified_resource
 
 __all__ = ["CacheNotSynced", "KubeAPIError", "KubeError", "KubeUnavailable", "UnknownResource"]
 
@@ -27,8 +27,7 @@ class UnknownResource(KubeError):
     """The API server does not serve the requested group/resource (discovery has no such entry)."""
 
     def __init__(self, group: str, resource: str) -> None:
-        qualified = f"{resource}.{group}" if group else resource
-        super().__init__(f"the server doesn't have a resource type {qualified!r}")
+        super().__init__(f"the server doesn't have a resource type {qualified_resource(resource, group)!r}")
         self.group = group
         self.resource = resource
 

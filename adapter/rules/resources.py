@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from adapter.rules import gotemplate
+from kubecommon.status import qualified_resource
 
 __all__ = [
     "DEFAULT_TABLE",
@@ -42,7 +43,7 @@ class GroupResource:
     resource: str
 
     def __str__(self) -> str:
-        return f"{self.resource}.{self.group}" if self.group else self.resource
+        return qualified_resource(self.resource, self.group)
 
     @classmethod
     def parse(cls, text: str) -> GroupResource:
