@@ -214,7 +214,7 @@ class _Walker:
                 continue
             seen.add(key)
             if key not in schema:
-                self.problem(child, key_node, _unknown_key(key, kind, parts))
+                self.problem(child, key_node, _unknown_key(key, kind))
                 continue
             attr, child_kind = schema[key]
             self.lines[_join(child)] = key_node.start_mark.line + 1
@@ -305,7 +305,7 @@ def _go_unmarshal(node: yaml.Node, target: str) -> str:
     return f"cannot unmarshal !!{tag} `{node.value}` into {target}"
 
 
-def _unknown_key(key: str, kind: str, parts: list[str]) -> str:
+def _unknown_key(key: str, kind: str) -> str:
     known = list(_SCHEMA[kind])
     reason = (f"unknown field {key!r}: field {key} not found in type config.{_GO_TYPE[kind]} "
               f"(known fields: {', '.join(known)})")
