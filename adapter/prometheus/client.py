@@ -87,6 +87,9 @@ class PrometheusClient:
         self._endpoint = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
         self._base_query = urlencode(parse_qsl(parts.query, keep_blank_values=True))
         self._authorization = _authorization(settings)
+        # Most calls use the default deadline: its two forms are built once.
+        self._default_timeout = aiohttp.ClientTimeout(total=settings.timeout)
+        self._default_timeout_param = _fmt_seconds(settings.timeout)
 
     async def start(self) -> None:
         if self._session is not None:
@@ -187,9 +190,8 @@ class PrometheusClient:
     # -- internals --------------------------------------------------------------------------
     async def _query(self, promql: str, at: float | None, timeout: float | None) -> list[Sample]:
         path = "/api/v1/query"
-        deadline = timeout or self.settings.timeout
-        # Plain seconds: Prometheus rejects fractional Go durations such as "2.5s".
-        params = [("query", promql), ("timeout", f"{deadline:.3f}".rstrip("0").rstrip("."))]
+        deadline = _fmt_seconds(timeout) if timeout else self._default_timeout_param
+        params = [("query", promql), ("timeout", deadline)]
         if at is not None:
             params.append(("time", _fmt_time(at)))
 
@@ -213,7 +215,7 @@ class PrometheusClient:
         headers = self._auth_headers()
         if not compress:
             headers["Accept-Encoding"] = "identity"
-        client_timeout = aiohttp.ClientTimeout(total=timeout or self.settings.timeout)
+        client_timeout = aiohttp.ClientTimeout(total=timeout) if timeout else self._default_timeout
         try:
             for attempt_post in ((True,) if post else (False, True)):
                 if attempt_post:
@@ -296,6 +298,11 @@ def _decode(raw: bytes) -> Any:
         return json.loads(raw)
     except ValueError:
         return raw[:500].decode(errors="replace")
+
+
+def _fmt_seconds(value: float) -> str:
+    # Plain seconds: Prometheus rejects fractional Go durations such as "2.5s".
+    return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
 def _fmt_time(value: float) -> str:
