@@ -50,6 +50,7 @@ _NUMBER = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)", re.DOTALL)
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)")
 _NANO = Decimal("1e-9")
 _MAX_INT64 = Decimal(2**63 - 1)
+_INT64_LIMIT = float(2**63)
 # Enough significant digits that no parse or scale ever rounds (largest: 2^60 × many digits).
 _PRECISION = 120
 _EXACT = Context(prec=_PRECISION)  # read-only; passed to single operations that must not round
@@ -133,12 +134,12 @@ class Quantity:
 def milli_from_float(value: float) -> int:
     """prometheus-adapter's `int64(v*1000)`: milli-units truncated toward zero; NaN → 0, ±Inf and
     out-of-range values clamped to ±(2^63-1) instead of Go's undefined conversion."""
-    if math.isnan(value):
-        return 0
     scaled = value * 1000.0
-    if math.isinf(scaled) or abs(scaled) >= 2**63:
-        return 2**63 - 1 if scaled > 0 else -(2**63 - 1)
-    return int(scaled)
+    if -_INT64_LIMIT < scaled < _INT64_LIMIT:  # the common case; False for NaN and ±Inf
+        return int(scaled)
+    if math.isnan(scaled):
+        return 0
+    return 2**63 - 1 if scaled > 0 else -(2**63 - 1)
 
 
 def format_milli(milli: int) -> str:

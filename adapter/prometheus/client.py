@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiohttp
+import orjson
 from multidict import CIMultiDict
 
 from adapter.prometheus import errors
@@ -43,6 +43,10 @@ _CHUNK = 256 * 1024
 # thousands of pause/resume cycles of the transport (aiohttp's default is 64 KiB).
 _READ_BUFSIZE = 1024 * 1024
 _MAX_ERROR_BODY = 64 * 1024
+# Encoded forms of recent instant queries: the same few hundred queries (one per HPA metric and
+# selection) repeat every sync period, and percent-encoding a 100-name regex costs more than the
+# rest of building the request.
+_MAX_ENCODED_QUERIES = 1024
 
 
 class _FileSecret:
@@ -90,6 +94,7 @@ class PrometheusClient:
         # Most calls use the default deadline: its two forms are built once.
         self._default_timeout = aiohttp.ClientTimeout(total=settings.timeout)
         self._default_timeout_param = _fmt_seconds(settings.timeout)
+        self._encoded_queries: dict[tuple[str, str], str] = {}
 
     async def start(self) -> None:
         if self._session is not None:
@@ -182,8 +187,8 @@ class PrometheusClient:
         try:
             # identity: gzip of a large series answer costs Prometheus about as much CPU as
             # producing it, while the bytes saved (a few MB per relist) matter little.
-            return await self._request(path, params, read, timeout=timeout, force_post=True,
-                                       compress=False)
+            return await self._request(path, urlencode(params), read, timeout=timeout,
+                                       force_post=True, compress=False)
         except StreamError as exc:
             raise errors.PrometheusBadResponse(str(exc), path=path) from None
 
@@ -191,25 +196,37 @@ class PrometheusClient:
     async def _query(self, promql: str, at: float | None, timeout: float | None) -> list[Sample]:
         path = "/api/v1/query"
         deadline = _fmt_seconds(timeout) if timeout else self._default_timeout_param
-        params = [("query", promql), ("timeout", deadline)]
-        if at is not None:
-            params.append(("time", _fmt_time(at)))
+        if at is None:
+            encoded = self._encoded_query(promql, deadline)
+        else:
+            encoded = urlencode([("query", promql), ("timeout", deadline), ("time", _fmt_time(at))])
 
         async def read(resp: aiohttp.ClientResponse) -> list[Sample]:
             body = await _read_error_body(resp) if resp.status != 200 else await _read_json(resp)
             data = self._raise_for_document(path, resp.status, body)
             return _parse_query_data(data, path)
 
-        return await self._request(path, params, read, timeout=timeout)
+        return await self._request(path, encoded, read, timeout=timeout, compress=False)
+
+    def _encoded_query(self, promql: str, deadline: str) -> str:
+        key = (promql, deadline)
+        encoded = self._encoded_queries.get(key)
+        if encoded is None:
+            encoded = urlencode([("query", promql), ("timeout", deadline)])
+            if len(self._encoded_queries) >= _MAX_ENCODED_QUERIES:
+                del self._encoded_queries[next(iter(self._encoded_queries))]  # the oldest
+            self._encoded_queries[key] = encoded
+        return encoded
 
     async def _request(
-        self, path: str, params: list[tuple[str, str]], read: Callable[[aiohttp.ClientResponse], Any],
+        self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Any],
         *, timeout: float | None, force_post: bool = False, compress: bool = True,
     ) -> Any:
+        """`params` is the call's form-encoded parameters (`--prometheus-url`'s own go first)."""
         if self._session is None:
             raise errors.PrometheusError("client not started", path=path)
         url = self._endpoint + path
-        encoded = "&".join(q for q in (self._base_query, urlencode(params)) if q)
+        encoded = f"{self._base_query}&{params}" if self._base_query else params
         post = (force_post or self.settings.verb == "POST"
                 or len(url) + 1 + len(encoded) > self.settings.max_get_url_length)
         headers = self._auth_headers()
@@ -295,8 +312,8 @@ async def _read_error_body(resp: aiohttp.ClientResponse) -> Any:
 def _decode(raw: bytes) -> Any:
     """The JSON document, or the start of a non-JSON body as text for the error message."""
     try:
-        return json.loads(raw)
-    except ValueError:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
         return raw[:500].decode(errors="replace")
 
 
@@ -316,11 +333,9 @@ def _parse_query_data(data: Any, path: str) -> list[Sample]:
     kind, result = data.get("resultType"), data.get("result")
     try:
         if kind == "vector":
-            return [
-                Sample(labels=item["metric"], value=float(item["value"][1]),
-                       timestamp=float(item["value"][0]))
-                for item in result
-            ]
+            # positional: this runs once per series of every answer
+            return [Sample(item["metric"], float((value := item["value"])[1]), float(value[0]))
+                    for item in result]
         if kind == "scalar":
             return [Sample(labels={}, value=float(result[1]), timestamp=float(result[0]))]
     except (TypeError, KeyError, IndexError, ValueError) as exc:

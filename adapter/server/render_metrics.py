@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import lru_cache
 from datetime import UTC, datetime
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
@@ -138,36 +139,45 @@ def render_custom(result: MetricValueList, version: str) -> JSON:
 
 
 _NAME_MARK = "\x00name-mark\x00"
+_TIME_KEY, _VALUE_KEY = '"timestamp":"', '","value":"'
 
 
 def _dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+@lru_cache(maxsize=256)
+def _item_fragments(version: str, shape: MetricValueList) -> tuple[str, str, str, str] | None:
+    """The JSON of one item cut around its three per-item parts (name, timestamp, value).
+
+    Keyed by the answer's shared fields only (`shape` has no items): the HPA asks the same few
+    shapes every sync period. None when the shape cannot be cut safely (a namespace or metric
+    that contains the marker), in which case the caller renders the slow way.
+    """
+    name_mark, time_mark = _dumps(_NAME_MARK), format_time(0.0)
+    probe = MetricValue(name=_NAME_MARK, timestamp=0.0, milli=0)
+    sample_item = _dumps(render_custom(replace(shape, items=(probe,)), version)["items"][0])
+    if sample_item.count(name_mark) != 1 or sample_item.count(_TIME_KEY + time_mark + _VALUE_KEY + "0") != 1:
+        return None
+    before_name, after_name = sample_item.split(name_mark, 1)
+    middle, after_time = after_name.split(_TIME_KEY + time_mark, 1)
+    return before_name, middle + _TIME_KEY, _VALUE_KEY, after_time[len(_VALUE_KEY) + 1:]
+
+
 def encode_custom(result: MetricValueList, version: str) -> bytes:
     """`json.dumps(render_custom(result, version))` (compact), byte for byte, built from the
     fragments every item shares: answers of thousands of objects cost one string join.
     (Object names and namespaces are JSON-escaped like everything else.)"""
-    def slow() -> bytes:
+    fragments = _item_fragments(version, replace(result, items=())) if result.items else None
+    if fragments is None:
         return _dumps(render_custom(result, version)).encode()
-
-    if not result.items:
-        return slow()
-    # Render one probe item the slow way and cut it around its per-item parts.
-    name_mark, time_mark = _dumps(_NAME_MARK), format_time(0.0)
-    probe = MetricValue(name=_NAME_MARK, timestamp=0.0, milli=0)
-    sample_item = _dumps(render_custom(replace(result, items=(probe,)), version)["items"][0])
-    time_key, value_key = '"timestamp":"', '","value":"'
-    if sample_item.count(name_mark) != 1 or sample_item.count(time_key + time_mark + value_key + "0") != 1:
-        return slow()  # a namespace or metric that looks like a marker: take no chances
-    before_name, after_name = sample_item.split(name_mark, 1)
-    middle, after_time = after_name.split(time_key + time_mark, 1)
-    tail = after_time[len(value_key) + 1:]
-    times, quote = _Times(), encode_basestring_ascii
-    body = ",".join(
-        f"{before_name}{quote(v.name)}{middle}{time_key}{times(v.timestamp)}{value_key}"
-        f"{format_milli(v.milli)}{tail}"
-        for v in result.items)
+    before_name, before_time, before_value, tail = fragments
+    # An instant query stamps every sample with its evaluation time: usually one text to format.
+    times = {timestamp: format_time(timestamp) for timestamp in {v.timestamp for v in result.items}}
+    quote = encode_basestring_ascii
+    body = ",".join([
+        f"{before_name}{quote(v.name)}{before_time}{times[v.timestamp]}{before_value}{format_milli(v.milli)}{tail}"
+        for v in result.items])
     return (f'{{"kind":"MetricValueList","apiVersion":"{CUSTOM_GROUP}/{version}","metadata":{{}},'
             f'"items":[{body}]}}').encode()
 

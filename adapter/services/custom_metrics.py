@@ -127,8 +127,7 @@ def _answer(request: CustomMetricRequest, kind: KindInfo,
             found: Sequence[tuple[str, Sample]]) -> MetricValueList:
     # The sample's timestamp is the instant query's evaluation time (prometheus-adapter uses its
     # wall clock at response time: the same moment, give or take the query latency).
-    items = tuple(MetricValue(name=name, timestamp=sample.timestamp, milli=milli_from_float(sample.value))
-                  for name, sample in found)
+    items = tuple(MetricValue(name, sample.timestamp, milli_from_float(sample.value)) for name, sample in found)
     return MetricValueList(kind=kind.kind, api_version=kind.api_version, namespace=request.namespace,
                            metric=request.metric, selector=request.metric_selector, items=items)
 

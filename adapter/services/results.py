@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kubecommon.quantity import Quantity
 from kubecommon.selectors import Selector
@@ -29,9 +30,11 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetricValue:
-    """One described object's value (what all objects of an answer share is on the list)."""
+class MetricValue(NamedTuple):
+    """One described object's value (what all objects of an answer share is on the list).
+
+    A NamedTuple like `Sample`: one is built per object of an answer, thousands per request.
+    """
 
     name: str
     timestamp: float
