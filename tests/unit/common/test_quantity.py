@@ -1,5 +1,6 @@
 """Quantity parsing and canonical strings, with the cases of apimachinery's quantity tests."""
 
+import math
 from decimal import Decimal
 
 import pytest
@@ -12,6 +13,7 @@ from kubecommon.quantity import (
     format_cpu_cores,
     format_decimal,
     format_milli,
+    milli_from_float,
 )
 
 CANONICAL = [
@@ -60,6 +62,45 @@ def test_metric_values_follow_prometheus_adapter_conversion(value: float, text: 
 def test_infinities_are_clamped_not_garbage() -> None:
     assert Quantity.from_float(float("inf")).milli_value() == 2**63 - 1
     assert Quantity.from_float(float("-inf")).milli_value() == -(2**63 - 1)
+
+
+INT64_MAX = 2**63 - 1
+# The largest float whose ×1000 (as a float) stays below 2^63, and the next float up, whose ×1000
+# rounds to exactly 2^63: the two sides of the clamp.
+LARGEST_UNCLAMPED = 9223372036854774.0
+SMALLEST_CLAMPED = 9223372036854776.0
+
+
+def test_clamp_boundary_floats_are_adjacent() -> None:
+    # Preconditions of the boundary cases below: no float lies between them, and they straddle 2^63.
+    assert math.nextafter(LARGEST_UNCLAMPED, math.inf) == SMALLEST_CLAMPED
+    assert LARGEST_UNCLAMPED * 1000.0 < 2**63 <= SMALLEST_CLAMPED * 1000.0
+
+
+@pytest.mark.parametrize(("value", "milli"), [
+    pytest.param(1.5, 1500, id="1.5 -> 1500"),
+    pytest.param(-1.5, -1500, id="-1.5 -> -1500"),
+    pytest.param(0.0009, 0, id="positive sub-milli truncates to 0"),
+    pytest.param(-0.0009, 0, id="negative sub-milli truncates toward zero, not -1"),
+    pytest.param(-2.0009, -2000, id="negative truncates toward zero, not floor"),
+    pytest.param(0.0, 0, id="zero"),
+    pytest.param(-0.0, 0, id="negative zero"),
+    pytest.param(math.nan, 0, id="NaN -> 0"),
+    pytest.param(-math.nan, 0, id="negative NaN -> 0"),
+    pytest.param(math.inf, INT64_MAX, id="+Inf clamps to int64 max"),
+    pytest.param(-math.inf, -INT64_MAX, id="-Inf clamps to -(int64 max)"),
+    pytest.param(9.3e15, INT64_MAX, id="9.3e15 x1000 beyond int64 clamps"),
+    pytest.param(-9.3e15, -INT64_MAX, id="-9.3e15 x1000 beyond int64 clamps"),
+    pytest.param(1e300, INT64_MAX, id="huge finite clamps"),
+    pytest.param(SMALLEST_CLAMPED, INT64_MAX, id="x1000 rounds to exactly 2^63: clamped"),
+    pytest.param(-SMALLEST_CLAMPED, -INT64_MAX, id="x1000 rounds to exactly -2^63: clamped"),
+    pytest.param(LARGEST_UNCLAMPED, 9223372036854773760, id="largest float below 2^63/1000 not clamped"),
+    pytest.param(-LARGEST_UNCLAMPED, -9223372036854773760, id="its negative not clamped"),
+])
+def test_milli_from_float_truncates_and_clamps_like_prometheus_adapter(value: float, milli: int) -> None:
+    result = milli_from_float(value)
+    assert (type(result), result) == (int, milli)
+    assert -INT64_MAX <= result <= INT64_MAX  # always fits a Go int64 (and its negation)
 
 
 @pytest.mark.parametrize(("num_bytes", "text"), [(14499840, "14160Ki"), (1000, "1k"), (1500, "1500"),
