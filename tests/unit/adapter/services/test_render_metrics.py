@@ -88,6 +88,70 @@ def test_fast_encoding_is_byte_identical_to_the_rendered_document(result: Metric
     assert render_metrics.encode_custom(result, version) == expected
 
 
+def _compact(result: MetricValueList, version: str) -> bytes:
+    return json.dumps(render_metrics.render_custom(result, version), separators=(",", ":")).encode()
+
+
+_BASE = {"kind": "Pod", "api_version": "/v1", "namespace": "shop", "metric": "rps",
+         "selector": Selector.empty(), "window_seconds": None}
+# Each answer differs from the base in ONE field every item shares (what encode_custom caches per
+# answer shape): a cache that ignored that field would serve the base's fragments for it.
+_ONE_FIELD_CHANGED = [
+    pytest.param({}, id="base"),
+    pytest.param({"namespace": None}, id="no namespace"),
+    pytest.param({"namespace": "other"}, id="other namespace"),
+    pytest.param({"namespace": 'ns"\\ü'}, id="namespace needing escapes"),
+    pytest.param({"metric": "http_requests"}, id="other metric"),
+    pytest.param({"metric": 'm"\\\u00e9\u2028'}, id="metric needing escapes"),
+    pytest.param({"kind": "Deployment"}, id="other kind"),
+    pytest.param({"api_version": "apps/v1"}, id="other apiVersion"),
+    pytest.param({"selector": parse_selector("verb=GET")}, id="metric selector"),
+    pytest.param({"selector": parse_selector("verb=PUT")}, id="other metric selector"),
+    pytest.param({"selector": parse_selector("verb in (GET,PUT),!x")}, id="set-based metric selector"),
+    pytest.param({"window_seconds": 30}, id="window 30"),
+    pytest.param({"window_seconds": 60}, id="window 60"),
+]
+
+
+def test_fast_encoding_never_serves_one_answer_shape_for_another() -> None:
+    """Answers encoded in sequence (as one process serves them) each stay byte-identical to the
+    rendered document: the per-shape cache is keyed on every shared field and on the version."""
+    names = ["web-0", "web-1"]
+    for version in ("v1beta1", "v1beta2", "v1beta1"):
+        for case in _ONE_FIELD_CHANGED:
+            changes = case.values[0]
+            for result in (_many(names, **{**_BASE, **changes}), _many(names, **_BASE)):
+                got = render_metrics.encode_custom(result, version)
+                assert got == _compact(result, version), (version, case.id)
+                json.loads(got)  # and a valid document
+
+
+@pytest.mark.parametrize("changes", _ONE_FIELD_CHANGED)
+def test_fast_encoding_after_the_other_version_of_the_same_shape(changes: dict[str, object]) -> None:
+    result = _many(["web-0"], **{**_BASE, **changes})
+    v1, v2 = (render_metrics.encode_custom(result, v) for v in ("v1beta1", "v1beta2"))
+    assert (v1, v2) == (_compact(result, "v1beta1"), _compact(result, "v1beta2"))
+    assert json.loads(v1)["apiVersion"] == "custom.metrics.k8s.io/v1beta1"
+    assert json.loads(v2)["apiVersion"] == "custom.metrics.k8s.io/v1beta2"
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_fast_encoding_formats_each_items_own_timestamp(version: str) -> None:
+    stamps = [T, T + 0.5, T + 1.0, T - 1.0, T + 3600.25, T, T + 1.999]
+    names = ['q"uote', "back\\slash", "ünïcødé", "emoji-\U0001f600", "tab\tnl\n", "plain", "x\u2028y"]
+    result = MetricValueList(kind="Pod", api_version="/v1", namespace="shop", metric="rps",
+                             items=tuple(MetricValue(name=n, timestamp=t, milli=i * 250)
+                                         for i, (n, t) in enumerate(zip(names, stamps, strict=True))))
+    encoded = render_metrics.encode_custom(result, version)
+    assert encoded == _compact(result, version)
+    items = json.loads(encoded)["items"]
+    assert [i["describedObject"]["name"] for i in items] == names
+    assert [i["timestamp"] for i in items] == [
+        "2026-08-20T10:15:30Z", "2026-08-20T10:15:30Z", "2026-08-20T10:15:31Z", "2026-08-20T10:15:29Z",
+        "2026-08-20T11:15:30Z", "2026-08-20T10:15:30Z", "2026-08-20T10:15:31Z"]
+    assert [i["value"] for i in items] == ["0", "250m", "500m", "750m", "1", "1250m", "1500m"]
+
+
 def test_empty_lists_have_metadata_and_empty_items() -> None:
     assert render_metrics.render_custom(_many([]), "v1beta2")["items"] == []
     assert render_metrics.render_external(ExternalMetricValueList()) == {
