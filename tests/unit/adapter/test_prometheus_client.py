@@ -244,3 +244,89 @@ async def test_client_must_be_started() -> None:
     client = PrometheusClient(PrometheusSettings(url="http://127.0.0.1:1"))
     with pytest.raises(errors.PrometheusError, match="not started"):
         await client.query("up")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kw", "verb", "query_len"), [
+    pytest.param({}, "GET", 10, id="GET"),
+    pytest.param({"time": 1700000000.25}, "GET", 10, id="GET at a time"),
+    pytest.param({}, "POST", 10, id="--prometheus-verb=POST"),
+    pytest.param({}, "GET", 5000, id="long query POSTed"),
+])
+async def test_instant_queries_ask_for_identity_encoding(server: FakePromHTTP, kw: dict[str, float],
+                                                         verb: str, query_len: int) -> None:
+    promql = 'x{pod=~"' + "a" * query_len + '"}'
+    async with client_for(server, verb=verb) as client:
+        assert len(await client.query(promql, **kw)) == 1  # type: ignore[arg-type]
+    req = server.requests[0]
+    assert req.path == "/api/v1/query" and req.params["query"] == promql
+    # no gzip: compressing answers of a few KB costs Prometheus and the adapter more than it saves
+    assert req.headers["Accept-Encoding"] == "identity"
+
+
+def _distinct_promql(i: int) -> str:
+    # characters that form encoding must escape, so that one query's encoding is never another's
+    return f'sum(rate(http_requests_total{{pod=~"web-{i}|a+b&c=d%20ü",q!="#{i}"}}[1m])) by (pod) > {i}'
+
+
+async def test_more_distinct_queries_than_the_encoding_cache_holds_each_send_their_own_text(
+        server: FakePromHTTP) -> None:
+    async def handler(req: Recorded) -> web.StreamResponse:
+        return json_response(vector(({"q": req.params["query"]}, "1")))
+
+    server.handler = handler
+    sent: list[tuple[str, str]] = []
+    async with client_for(server, timeout=7.0) as client:
+
+        async def ask(promql: str, timeout: float | None, expected_timeout: str) -> None:
+            samples = await client.query(promql, timeout=timeout)  # type: ignore[arg-type]
+            assert samples[0].labels == {"q": promql}
+            sent.append((promql, expected_timeout))
+
+        # 1,100 distinct queries (beyond the 1,024 kept), in batches so the test stays quick
+        for start in range(0, 1100, 100):
+            await asyncio.gather(*(ask(_distinct_promql(i), None, "7") for i in range(start, start + 100)))
+        # The first ones again (evicted by now), then the newest (still kept), then the same texts
+        # with another deadline: the deadline is part of what is kept.
+        for i in (*range(5), 1099, 1050, 0):
+            await ask(_distinct_promql(i), None, "7")
+        for i in (0, 1099):
+            await ask(_distinct_promql(i), 2.5, "2.5")
+            await ask(_distinct_promql(i), None, "7")
+    assert len(server.requests) == len(sent) == 1100 + 8 + 4
+    seen = sorted((r.params["query"], r.params["timeout"]) for r in server.requests)
+    assert seen == sorted(sent)
+    assert all(r.params.getall("query") == [r.params["query"]] and "time" not in r.params
+               for r in server.requests)
+
+
+async def test_query_at_a_time_sends_that_time_every_time(server: FakePromHTTP) -> None:
+    async with client_for(server) as client:
+        await client.query("up")  # type: ignore[arg-type]
+        await client.query("up", time=1700000000.25)  # type: ignore[arg-type]
+        await client.query("up", time=1700000060.5)  # type: ignore[arg-type]
+        await client.query("up", time=1700000060.5, timeout=3.0)  # type: ignore[arg-type]
+        await client.query("up")  # type: ignore[arg-type]
+    assert [(r.params["query"], r.params.get("time"), r.params["timeout"]) for r in server.requests] == [
+        ("up", None, "30"), ("up", "1700000000.250", "30"), ("up", "1700000060.500", "30"),
+        ("up", "1700000060.500", "3"), ("up", None, "30")]
+
+
+@pytest.mark.parametrize(("verb", "query_len", "method"), [
+    pytest.param("GET", 10, "GET", id="GET"),
+    pytest.param("POST", 10, "POST", id="--prometheus-verb=POST"),
+    pytest.param("GET", 5000, "POST", id="long query POSTed"),
+])
+async def test_url_query_parameters_go_first_on_every_instant_query(
+        server: FakePromHTTP, verb: str, query_len: int, method: str) -> None:
+    promql = 'x{pod=~"' + "a" * query_len + '"}'
+    url = f"{server.url}/prefix?tenant=a&empty=&tenant=b%26c"
+    async with PrometheusClient(PrometheusSettings(url=url, verb=verb)) as client:
+        await client.query(promql)  # type: ignore[arg-type]
+        await client.query(promql)  # type: ignore[arg-type]  # the kept encoding
+        await client.query(promql, time=1700000000.0)  # type: ignore[arg-type]
+    base = [("tenant", "a"), ("empty", ""), ("tenant", "b&c")]
+    assert [(r.method, r.path) for r in server.requests] == [(method, "/prefix/api/v1/query")] * 3
+    assert [list(r.params.items()) for r in server.requests] == [
+        [*base, ("query", promql), ("timeout", "30")],
+        [*base, ("query", promql), ("timeout", "30")],
+        [*base, ("query", promql), ("timeout", "30"), ("time", "1700000000.000")]]
