@@ -148,6 +148,8 @@ def format_milli(milli: int) -> str:
 
     The steps repeat `_canonical`'s on purpose: calling a shared helper costs ~20% here. Tests pin
     both to the same literal strings (tests/unit/common/test_quantity.py)."""
+    if milli % 1000:
+        return f"{milli}m"  # a fraction of a unit always prints in milli-units: the common case
     if milli == 0:
         return "0"
     sign = ""

@@ -116,8 +116,13 @@ class PrometheusClient:
                     f"cannot load the TLS files for Prometheus (--prometheus-ca-file, "
                     f"--prometheus-client-tls-cert-file/-key-file): {exc}") from None
         connector = aiohttp.TCPConnector(limit=s.max_connections, ssl=ssl_context)
+        # identity unless --prometheus-header says otherwise: compressing answers costs Prometheus
+        # and the adapter more CPU than the bytes saved, for instant queries of a few KB and for
+        # series reads alike (gzip of a large series answer costs about as much as producing it).
+        headers = CIMultiDict(s.headers)
+        headers.setdefault("Accept-Encoding", "identity")
         self._session = aiohttp.ClientSession(
-            connector=connector, headers=CIMultiDict(s.headers), raise_for_status=False,
+            connector=connector, headers=headers, raise_for_status=False,
             read_bufsize=_READ_BUFSIZE,
         )
 
@@ -185,10 +190,8 @@ class PrometheusClient:
             return len(data)
 
         try:
-            # identity: gzip of a large series answer costs Prometheus about as much CPU as
-            # producing it, while the bytes saved (a few MB per relist) matter little.
             return await self._request(path, urlencode(params), read, timeout=timeout,
-                                       force_post=True, compress=False)
+                                       force_post=True)
         except StreamError as exc:
             raise errors.PrometheusBadResponse(str(exc), path=path) from None
 
@@ -206,7 +209,7 @@ class PrometheusClient:
             data = self._raise_for_document(path, resp.status, body)
             return _parse_query_data(data, path)
 
-        return await self._request(path, encoded, read, timeout=timeout, compress=False)
+        return await self._request(path, encoded, read, timeout=timeout)
 
     def _encoded_query(self, promql: str, deadline: str) -> str:
         key = (promql, deadline)
@@ -220,7 +223,7 @@ class PrometheusClient:
 
     async def _request(
         self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Any],
-        *, timeout: float | None, force_post: bool = False, compress: bool = True,
+        *, timeout: float | None, force_post: bool = False,
     ) -> Any:
         """`params` is the call's form-encoded parameters (`--prometheus-url`'s own go first)."""
         if self._session is None:
@@ -230,8 +233,6 @@ class PrometheusClient:
         post = (force_post or self.settings.verb == "POST"
                 or len(url) + 1 + len(encoded) > self.settings.max_get_url_length)
         headers = self._auth_headers()
-        if not compress:
-            headers["Accept-Encoding"] = "identity"
         client_timeout = aiohttp.ClientTimeout(total=timeout) if timeout else self._default_timeout
         try:
             for attempt_post in ((True,) if post else (False, True)):

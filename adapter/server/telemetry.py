@@ -81,6 +81,7 @@ class Telemetry:
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self.registry = CollectorRegistry()
         self._clock = clock
+        self._request_children: dict[tuple[str, str, str, int], tuple[Any, Any]] = {}
         self.requests = Counter(f"{_NS}_requests", "API requests served, by API group, version, verb "
                                 "and HTTP code.", ["group", "version", "verb", "code"], registry=self.registry)
         self.request_duration = Histogram(f"{_NS}_request_duration_seconds", "API request latency by API "
@@ -100,8 +101,17 @@ class Telemetry:
         self.registry.register(_StateCollector(source))
 
     def observe_request(self, *, group: str, version: str, verb: str, code: int, seconds: float) -> None:
-        self.requests.labels(group, version, verb, str(code)).inc()
-        self.request_duration.labels(group, verb, str(code)).observe(seconds)
+        key = (group, version, verb, code)
+        children = self._request_children.get(key)
+        if children is None:
+            # Label values are already bounded by the caller, so is this map; `labels()` costs a
+            # lock and a tuple validation on every call, which the hot path does not need to pay.
+            children = self._request_children[key] = (
+                self.requests.labels(group, version, verb, str(code)),
+                self.request_duration.labels(group, verb, str(code)))
+        counter, histogram = children
+        counter.inc()
+        histogram.observe(seconds)
 
     def observe_samples(self, samples: Sequence[Sample]) -> None:
         if samples:

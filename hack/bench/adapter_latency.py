@@ -8,9 +8,10 @@ those pods, and the adapter (`python -m adapter`, TLS, delegated auth against th
 pods from its watch cache). Then it measures, from one aiohttp client with keep-alive:
 
 * `pods/*/http_requests_per_second` over the 100 pods through the adapter (TLS, bearer token
-  authenticated through a cached TokenReview/SubjectAccessReview) versus the very PromQL the
-  adapter sends for it (`adapter.rules.query.render_custom`) posted straight to Prometheus'
-  `/api/v1/query`: p50 and p99 of sequential requests (the two alternate, so drift hits both),
+  authenticated through a cached TokenReview/SubjectAccessReview) versus the very request the
+  adapter sends for it (the PromQL of `adapter.rules.query.render_custom`, same verb, parameters
+  and encoding) sent straight to Prometheus' `/api/v1/query`: p50 and p99 of sequential
+  requests (the two alternate, so drift hits both),
   and throughput at concurrency 16 for a fixed time;
 * the discovery document `GET /apis/custom.metrics.k8s.io/v1beta1`;
 * the same request over the 2,000 pods (above the large-selection threshold the adapter queries
@@ -35,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -128,9 +130,22 @@ async def _check_items(session: aiohttp.ClientSession, url: str, headers: dict[s
         raise RuntimeError(f"GET {url}: {len(items)} items, expected {count}")
 
 
-def _poster(session: aiohttp.ClientSession, url: str, promql: str) -> Request:
+def _direct(session: aiohttp.ClientSession, url: str, promql: str) -> Request:
+    """The adapter's own request for `promql`, sent by the benchmark: same verb (GET unless the URL
+    is too long), same parameters (`query`, `timeout`), same `Accept-Encoding: identity`."""
+    from adapter.prometheus.settings import PrometheusSettings
+
+    settings = PrometheusSettings(url=url)
+    params = urlencode([("query", promql), ("timeout", f"{settings.timeout:g}")])
+    endpoint = f"{url}/api/v1/query"
+    headers = {"Accept-Encoding": "identity"}
+    post = len(endpoint) + 1 + len(params) > settings.max_get_url_length
+
     async def call() -> None:
-        async with session.post(f"{url}/api/v1/query", data={"query": promql}) as resp:
+        request = session.post(endpoint, data=params, headers={
+            **headers, "Content-Type": "application/x-www-form-urlencoded"}) if post else \
+            session.get(f"{endpoint}?{params}", headers=headers)
+        async with request as resp:
             body = await resp.read()
             if resp.status != 200:
                 raise RuntimeError(f"prometheus: {resp.status} {body[:300]!r}")
@@ -148,10 +163,10 @@ async def _measure(adapter_url: str, prometheus_url: str, token: str, args: argp
             await _check_items(session, f"{base}/{namespace}/pods/*/{METRIC}", headers, ctx, count)
         adapter_small = _getter(session, f"{base}/{SMALL[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
         adapter_large = _getter(session, f"{base}/{LARGE[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
-        direct_small = _poster(session, prometheus_url, _promql(SMALL[0], small_names))
-        direct_large = _poster(session, prometheus_url, _promql(LARGE[0], None))
+        direct_small = _direct(session, prometheus_url, _promql(SMALL[0], small_names))
+        direct_large = _direct(session, prometheus_url, _promql(LARGE[0], None))
         # what an adapter that always lists names would send: a 2,000-name regex matcher
-        regex_large = _poster(session, prometheus_url, _promql(LARGE[0], [f"app-{i:05d}" for i in range(LARGE[1])]))
+        regex_large = _direct(session, prometheus_url, _promql(LARGE[0], [f"app-{i:05d}" for i in range(LARGE[1])]))
         discovery = _getter(session, f"{adapter_url}/apis/custom.metrics.k8s.io/v1beta1", headers, ssl_ctx=ctx)
         pairs = [("adapter_100", adapter_small), ("direct_100", direct_small), ("adapter_2000", adapter_large),
                  ("direct_2000", direct_large), ("regex_2000", regex_large), ("discovery", discovery)]
