@@ -1,9 +1,12 @@
 """The assembled app (routes + middleware) in process: Status errors, auth order, negotiation,
 discovery, health and /metrics. TLS and real subprocesses are covered by integration tests."""
 
+import asyncio
+import contextlib
 import json
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapter.discovery.registry import CustomMetricInfo, ExternalMetricInfo
@@ -306,6 +309,112 @@ async def test_requests_beyond_max_inflight_get_429_but_probes_pass(state):
         release.set()
         assert (await first).status == 200
         assert (await limited.get(GV)).status == 200
+
+
+class _Limited:
+    """An authenticating app with --max-requests-inflight=1 whose /slow handler holds the one slot."""
+
+    def __init__(self):
+        self.http: TestClient | None = None
+        self.entered, self.release = asyncio.Event(), asyncio.Event()
+
+    async def slow(self, _request):
+        self.entered.set()
+        await self.release.wait()
+        return web.Response(text="done")
+
+    @contextlib.asynccontextmanager
+    async def holding(self):
+        """Within the block, a request holds the one in-flight slot; it completes on leaving."""
+        self.entered.clear()
+        self.release.clear()
+        held = asyncio.create_task(self.http.get("/slow", headers=auth("admin")))
+        await self.entered.wait()
+        try:
+            yield
+        finally:
+            self.release.set()
+            response = await held  # also when the block failed: no request left behind
+        assert (response.status, await response.text()) == (200, "done")
+
+
+@pytest.fixture
+async def limited(state, reviews):
+    state.ready = True
+    ctx = ServerContext(
+        telemetry=Telemetry(), authenticator=Authenticator(AuthnSettings(), Tokens()),
+        authorizer=Authorizer(reviews), anonymous=False, groups=Groups(), registry=lambda: state.snapshot,
+        readiness={"metric-discovery": lambda: (True, "")}, max_inflight=1)
+    app = build_app(ctx, Services())
+    app.router.add_get("/apis/custom.metrics.k8s.io/v1beta1/namespaces/ns/pods/*/{kind}", _boom)
+    fixture = _Limited()
+    app.router.add_get("/slow", fixture.slow)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as test_client:
+        fixture.http = test_client
+        yield fixture
+
+
+async def _expect_429(response):
+    body = await status_of(response)
+    assert (response.status, body["reason"], body["message"]) == (
+        429, "TooManyRequests", "Too many requests, please try again later.")
+    assert body["details"]["retryAfterSeconds"] == 1
+    assert response.headers["Retry-After"] == "1"
+
+
+async def test_while_inflight_is_full_requests_without_credentials_get_401_not_429(limited, reviews):
+    # kube-apiserver authenticates before max-in-flight: a flood of unauthenticated requests is told
+    # 401 (fix your credentials), not 429 (retry later), and never takes a slot.
+    async with limited.holding():
+        for headers in ({}, {"Authorization": "Bearer not-a-known-token"}):
+            response = await limited.http.get(GV, headers=headers)
+            body = await status_of(response)
+            assert (response.status, body["reason"], body["message"]) == (401, "Unauthorized", "Unauthorized")
+            assert "Retry-After" not in response.headers
+    assert reviews.specs == []
+
+
+async def test_while_inflight_is_full_authenticated_requests_get_429_before_any_access_review(limited, reviews):
+    async with limited.holding():
+        await _expect_429(await limited.http.get(GV, headers=auth("admin")))
+        # authorization (a SubjectAccessReview against the Kubernetes API) only runs within the limit
+        await _expect_429(await limited.http.get(GV, headers=auth("reader")))
+        await _expect_429(await limited.http.get(GV, headers=auth("nobody")))
+        assert reviews.specs == []
+        for probe in ("/healthz", "/livez", "/readyz"):
+            assert (await limited.http.get(probe)).status == 200, probe
+    response = await limited.http.get(GV, headers=auth("reader"))
+    assert response.status == 200
+    assert [spec["user"] for spec in reviews.specs] == ["reader"]
+    # the refused requests and the probes gave back no slot they had not taken: still exactly one
+    async with limited.holding():
+        await _expect_429(await limited.http.get(GV, headers=auth("admin")))
+
+
+async def test_forbidden_is_403_within_the_limit_and_no_outcome_leaks_the_inflight_slot(limited, reviews):
+    response = await limited.http.get(f"{GV}/namespaces/ns/pods/*/rps", headers=auth("nobody"))
+    body = await status_of(response)
+    assert (response.status, body["reason"]) == (403, "Forbidden")
+    assert body["message"] == ('pods.custom.metrics.k8s.io "*" is forbidden: User "nobody" cannot get resource '
+                               '"pods/rps" in API group "custom.metrics.k8s.io" in the namespace "ns": no RBAC')
+    assert body["details"] == {"name": "*", "kind": "pods", "group": "custom.metrics.k8s.io"}
+    # With one slot, a single leaked slot would turn every later request into 429.
+    outcomes = [
+        (GV, auth("nobody"), 403),  # denied by RBAC
+        (f"{GV}/namespaces/ns/pods/*/bug", auth("admin"), 500),  # the handler raised
+        (f"{GV}/namespaces/ns/pods/*/status", auth("admin"), 409),  # the handler raised a Status
+        ("/apis", auth("admin", Accept="application/vnd.kubernetes.protobuf"), 406),  # refused after the slot
+        (GV, {}, 401),  # refused before the slot
+        ("/readyz", {}, 200),  # never counted
+    ]
+    for path, headers, code in outcomes * 2:
+        response = await limited.http.get(path, headers=headers)
+        assert response.status == code, path
+        assert (await limited.http.get(GV, headers=auth("admin"))).status == 200, f"slot leaked by {path}"
+    # ...and none gave a slot back twice: the limit is still exactly one.
+    async with limited.holding():
+        await _expect_429(await limited.http.get(GV, headers=auth("admin")))
+    assert (await limited.http.get(GV, headers=auth("admin"))).status == 200
 
 
 async def test_metric_labels_stay_bounded_for_made_up_paths(client):
