@@ -142,7 +142,7 @@ class PrometheusClient:
     async def query(
         self, promql: PromQL, *, time: float | None = None, timeout: float | None = None
     ) -> list[Sample]:
-        key = ("query", str(promql), time)
+        key = ("query", str(promql), time, timeout)  # a caller's own deadline is never another's
         shared = self._inflight.get(key)
         if shared is None:
             shared = asyncio.ensure_future(self._query(str(promql), time, timeout))
@@ -213,12 +213,13 @@ class PrometheusClient:
 
     def _encoded_query(self, promql: str, deadline: str) -> str:
         key = (promql, deadline)
-        encoded = self._encoded_queries.get(key)
+        kept = self._encoded_queries
+        encoded = kept.pop(key, None)
         if encoded is None:
             encoded = urlencode([("query", promql), ("timeout", deadline)])
-            if len(self._encoded_queries) >= _MAX_ENCODED_QUERIES:
-                del self._encoded_queries[next(iter(self._encoded_queries))]  # the oldest
-            self._encoded_queries[key] = encoded
+            if len(kept) >= _MAX_ENCODED_QUERIES:
+                del kept[next(iter(kept))]  # the least recently used
+        kept[key] = encoded  # (re)inserted last: dict order is recency order
         return encoded
 
     async def _request(

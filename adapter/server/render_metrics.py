@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from functools import lru_cache
 from datetime import UTC, datetime
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
@@ -32,6 +31,7 @@ from kubecommon.selectors import Selector, label_selector_from_selector
 
 __all__ = [
     "CUSTOM_GROUP",
+    "CustomMetricsEncoder",
     "encode_custom",
     "EXTERNAL_GROUP",
     "RESOURCE_GROUP",
@@ -146,14 +146,10 @@ def _dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-@lru_cache(maxsize=256)
 def _item_fragments(version: str, shape: MetricValueList) -> tuple[str, str, str, str] | None:
-    """The JSON of one item cut around its three per-item parts (name, timestamp, value).
-
-    Keyed by the answer's shared fields only (`shape` has no items): the HPA asks the same few
-    shapes every sync period. None when the shape cannot be cut safely (a namespace or metric
-    that contains the marker), in which case the caller renders the slow way.
-    """
+    """The JSON of one item of `shape` cut around its three per-item parts (name, timestamp,
+    value); None when the shape cannot be cut safely (a namespace or metric that contains the
+    marker), in which case the caller renders the slow way."""
     name_mark, time_mark = _dumps(_NAME_MARK), format_time(0.0)
     probe = MetricValue(name=_NAME_MARK, timestamp=0.0, milli=0)
     sample_item = _dumps(render_custom(replace(shape, items=(probe,)), version)["items"][0])
@@ -164,13 +160,42 @@ def _item_fragments(version: str, shape: MetricValueList) -> tuple[str, str, str
     return before_name, middle + _TIME_KEY, _VALUE_KEY, after_time[len(_VALUE_KEY) + 1:]
 
 
+class CustomMetricsEncoder:
+    """`encode_custom` that keeps the cut item fragments per answer shape (bounded, oldest out).
+
+    A shape is everything items share (version, kind, namespace, metric, selector, window): the
+    HPA asks the same few shapes every sync period, and cutting a probe item costs as much as
+    encoding dozens of items. One per server (owned by the composition root), not per module.
+    """
+
+    def __init__(self, max_shapes: int = 256) -> None:
+        self._max_shapes = max_shapes
+        self._fragments: dict[tuple[str, MetricValueList], tuple[str, str, str, str] | None] = {}
+
+    def encode(self, result: MetricValueList, version: str) -> bytes:
+        if not result.items:
+            return _dumps(render_custom(result, version)).encode()
+        key = (version, replace(result, items=()))
+        try:
+            fragments = self._fragments[key]
+        except KeyError:
+            fragments = _item_fragments(version, key[1])
+            if len(self._fragments) >= self._max_shapes:
+                del self._fragments[next(iter(self._fragments))]
+            self._fragments[key] = fragments
+        if fragments is None:
+            return _dumps(render_custom(result, version)).encode()
+        return _join(result, version, fragments)
+
+
 def encode_custom(result: MetricValueList, version: str) -> bytes:
     """`json.dumps(render_custom(result, version))` (compact), byte for byte, built from the
     fragments every item shares: answers of thousands of objects cost one string join.
     (Object names and namespaces are JSON-escaped like everything else.)"""
-    fragments = _item_fragments(version, replace(result, items=())) if result.items else None
-    if fragments is None:
-        return _dumps(render_custom(result, version)).encode()
+    return CustomMetricsEncoder(max_shapes=1).encode(result, version)
+
+
+def _join(result: MetricValueList, version: str, fragments: tuple[str, str, str, str]) -> bytes:
     before_name, before_time, before_value, tail = fragments
     # An instant query stamps every sample with its evaluation time: usually one text to format.
     times = {timestamp: format_time(timestamp) for timestamp in {v.timestamp for v in result.items}}

@@ -19,10 +19,11 @@ from adapter.services.custom_metrics import CustomMetricRequest, CustomMetricsSe
 from adapter.services.kinds import normalize_resource
 from kubecommon.fieldselectors import FieldSelector
 
-__all__ = ["SERVICE", "VERSIONS", "parse_path", "register"]
+__all__ = ["ENCODER", "SERVICE", "VERSIONS", "parse_path", "register"]
 
 VERSIONS = ("v1beta1", "v1beta2")
 SERVICE = web.AppKey("custom_metrics_service", CustomMetricsService)
+ENCODER = web.AppKey("custom_metrics_encoder", render_metrics.CustomMetricsEncoder)
 _PREFIX = f"/apis/{render_metrics.CUSTOM_GROUP}"
 
 
@@ -56,9 +57,10 @@ async def get_metric(request: web.Request) -> web.Response:
     parsed = parse_path(request.match_info["tail"], request.query.get("labelSelector"),
                         request.query.get("metricLabelSelector"), request.query.get("fieldSelector"))
     result = await request.app[SERVICE].get(parsed)
-    return json_body(render_metrics.encode_custom(result, version))
+    return json_body(request.app[ENCODER].encode(result, version))
 
 
 def register(app: web.Application, service: CustomMetricsService) -> None:
     app[SERVICE] = service
+    app[ENCODER] = render_metrics.CustomMetricsEncoder()
     app.router.add_get(_PREFIX + "/{version:v1beta[12]}/{tail:.+}", get_metric)

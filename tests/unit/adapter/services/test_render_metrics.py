@@ -117,11 +117,12 @@ def test_fast_encoding_never_serves_one_answer_shape_for_another() -> None:
     """Answers encoded in sequence (as one process serves them) each stay byte-identical to the
     rendered document: the per-shape cache is keyed on every shared field and on the version."""
     names = ["web-0", "web-1"]
+    encoder = render_metrics.CustomMetricsEncoder()
     for version in ("v1beta1", "v1beta2", "v1beta1"):
         for case in _ONE_FIELD_CHANGED:
             changes = case.values[0]
             for result in (_many(names, **{**_BASE, **changes}), _many(names, **_BASE)):
-                got = render_metrics.encode_custom(result, version)
+                got = encoder.encode(result, version)
                 assert got == _compact(result, version), (version, case.id)
                 json.loads(got)  # and a valid document
 
@@ -129,7 +130,8 @@ def test_fast_encoding_never_serves_one_answer_shape_for_another() -> None:
 @pytest.mark.parametrize("changes", _ONE_FIELD_CHANGED)
 def test_fast_encoding_after_the_other_version_of_the_same_shape(changes: dict[str, object]) -> None:
     result = _many(["web-0"], **{**_BASE, **changes})
-    v1, v2 = (render_metrics.encode_custom(result, v) for v in ("v1beta1", "v1beta2"))
+    encoder = render_metrics.CustomMetricsEncoder()
+    v1, v2 = (encoder.encode(result, v) for v in ("v1beta1", "v1beta2"))
     assert (v1, v2) == (_compact(result, "v1beta1"), _compact(result, "v1beta2"))
     assert json.loads(v1)["apiVersion"] == "custom.metrics.k8s.io/v1beta1"
     assert json.loads(v2)["apiVersion"] == "custom.metrics.k8s.io/v1beta2"
@@ -219,3 +221,12 @@ def test_durations_print_like_go(seconds: float, text: str) -> None:
 
 def test_timestamps_are_utc_second_precision_truncated() -> None:
     assert render_metrics.format_time(T + 0.999) == "2026-08-20T10:15:30Z"
+
+
+def test_encoder_keeps_a_bounded_number_of_shapes_and_stays_exact_past_the_bound() -> None:
+    encoder = render_metrics.CustomMetricsEncoder(max_shapes=3)
+    results = [_many(["web-0", "web-1"], **{**_BASE, "metric": f"m{i}"}) for i in range(7)]
+    for _ in range(2):
+        for result in results:
+            assert encoder.encode(result, "v1beta2") == _compact(result, "v1beta2")
+    assert len(encoder._fragments) == 3
