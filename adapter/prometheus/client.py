@@ -43,6 +43,7 @@ _CHUNK = 256 * 1024
 # thousands of pause/resume cycles of the transport (aiohttp's default is 64 KiB).
 _READ_BUFSIZE = 1024 * 1024
 _MAX_ERROR_BODY = 64 * 1024
+_new_tuple = tuple.__new__
 # Encoded forms of recent instant queries: the same few hundred queries (one per HPA metric and
 # selection) repeat every sync period, and percent-encoding a 100-name regex costs more than the
 # rest of building the request.
@@ -335,8 +336,8 @@ def _parse_query_data(data: Any, path: str) -> list[Sample]:
     kind, result = data.get("resultType"), data.get("result")
     try:
         if kind == "vector":
-            # positional: this runs once per series of every answer
-            return [Sample(item["metric"], float((value := item["value"])[1]), float(value[0]))
+            # tuple.__new__ skips the NamedTuple's Python-level __new__: this runs once per series
+            return [_new_tuple(Sample, (item["metric"], float((value := item["value"])[1]), float(value[0])))
                     for item in result]
         if kind == "scalar":
             return [Sample(labels={}, value=float(result[1]), timestamp=float(result[0]))]

@@ -115,7 +115,7 @@ class Telemetry:
 
     def observe_samples(self, samples: Sequence[Sample]) -> None:
         if samples:
-            newest = max(s.timestamp for s in samples)
+            newest = max([s.timestamp for s in samples])
             self.sample_age.observe(max(0.0, self._clock() - newest))
 
 

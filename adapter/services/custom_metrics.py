@@ -37,6 +37,7 @@ __all__ = ["CustomMetricRequest", "CustomMetricsService", "DEFAULT_LARGE_SELECTI
 
 #: above this many selected objects, query by namespace and filter instead of a name regex
 DEFAULT_LARGE_SELECTION = 100
+_new_tuple = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,7 +128,9 @@ def _answer(request: CustomMetricRequest, kind: KindInfo,
             found: Sequence[tuple[str, Sample]]) -> MetricValueList:
     # The sample's timestamp is the instant query's evaluation time (prometheus-adapter uses its
     # wall clock at response time: the same moment, give or take the query latency).
-    items = tuple(MetricValue(name, sample.timestamp, milli_from_float(sample.value)) for name, sample in found)
+    # tuple.__new__ skips the NamedTuple's Python-level __new__: one MetricValue per object
+    items = tuple([_new_tuple(MetricValue, (name, sample.timestamp, milli_from_float(sample.value)))
+                   for name, sample in found])
     return MetricValueList(kind=kind.kind, api_version=kind.api_version, namespace=request.namespace,
                            metric=request.metric, selector=request.metric_selector, items=items)
 

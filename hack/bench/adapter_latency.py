@@ -13,6 +13,8 @@ pods from its watch cache). Then it measures, from one aiohttp client with keep-
   and encoding) sent straight to Prometheus' `/api/v1/query`: p50 and p99 of sequential
   requests (the two alternate, so drift hits both),
   and throughput at concurrency 16 for a fixed time;
+* the same request through `hack.bench.floor_proxy`, a zero-work aiohttp TLS proxy in its own
+  process: what aiohttp, TLS and one more hop cost before the adapter does anything;
 * the discovery document `GET /apis/custom.metrics.k8s.io/v1beta1`;
 * the same request over the 2,000 pods (above the large-selection threshold the adapter queries
   the namespace and filters against its cache instead of a 2,000-name regex), next to that
@@ -29,6 +31,7 @@ import asyncio
 import json
 import ssl
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +50,7 @@ import yaml  # noqa: E402
 
 from hack import metrics_stack  # noqa: E402
 from hack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
+from hack.processes import log_tail, spawn_logged, terminate  # noqa: E402
 from hack.sample_exporter import FakePod, SampleExporter  # noqa: E402
 
 METRIC = "http_requests_per_second"
@@ -130,13 +134,20 @@ async def _check_items(session: aiohttp.ClientSession, url: str, headers: dict[s
         raise RuntimeError(f"GET {url}: {len(items)} items, expected {count}")
 
 
+def _query_params(promql: str) -> str:
+    """What the adapter puts in its instant-query URL: the PromQL and its default deadline."""
+    from adapter.prometheus.settings import PrometheusSettings
+
+    return urlencode([("query", promql), ("timeout", f"{PrometheusSettings().timeout:g}")])
+
+
 def _direct(session: aiohttp.ClientSession, url: str, promql: str) -> Request:
     """The adapter's own request for `promql`, sent by the benchmark: same verb (GET unless the URL
     is too long), same parameters (`query`, `timeout`), same `Accept-Encoding: identity`."""
     from adapter.prometheus.settings import PrometheusSettings
 
     settings = PrometheusSettings(url=url)
-    params = urlencode([("query", promql), ("timeout", f"{settings.timeout:g}")])
+    params = _query_params(promql)
     endpoint = f"{url}/api/v1/query"
     headers = {"Accept-Encoding": "identity"}
     post = len(endpoint) + 1 + len(params) > settings.max_get_url_length
@@ -152,7 +163,33 @@ def _direct(session: aiohttp.ClientSession, url: str, promql: str) -> Request:
     return call
 
 
-async def _measure(adapter_url: str, prometheus_url: str, token: str, args: argparse.Namespace) -> dict[str, Any]:
+class FloorProxy:
+    """`hack.bench.floor_proxy` as a child process, serving with the adapter's certificate."""
+
+    def __init__(self, *, workdir: Path, cert_file: Path, key_file: Path, prometheus_url: str) -> None:
+        self.port = free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
+        self._log = workdir / "floor-proxy.log"
+        self._args = [sys.executable, "-m", "hack.bench.floor_proxy", f"--port={self.port}",
+                      f"--cert-file={cert_file}", f"--key-file={key_file}", f"--prometheus-url={prometheus_url}"]
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 20.0) -> FloorProxy:
+        self._log.parent.mkdir(parents=True, exist_ok=True)
+        self._proc = spawn_logged(self._args, self._log, cwd=ROOT)
+        deadline = time.monotonic() + timeout
+        while "ready" not in (self._log.read_text() if self._log.exists() else ""):
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"floor proxy did not start:\n{log_tail(self._log)}")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        terminate(self._proc)
+
+
+async def _measure(adapter_url: str, prometheus_url: str, floor_url: str, token: str,
+                   args: argparse.Namespace) -> dict[str, Any]:
     ctx = metrics_stack.insecure_context()  # a self-signed serving cert for the Service name
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     base = f"{adapter_url}/apis/custom.metrics.k8s.io/v1beta1/namespaces"
@@ -164,11 +201,14 @@ async def _measure(adapter_url: str, prometheus_url: str, token: str, args: argp
         adapter_small = _getter(session, f"{base}/{SMALL[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
         adapter_large = _getter(session, f"{base}/{LARGE[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
         direct_small = _direct(session, prometheus_url, _promql(SMALL[0], small_names))
+        floor_small = _getter(session, f"{floor_url}/api/v1/query?{_query_params(_promql(SMALL[0], small_names))}",
+                              {}, ssl_ctx=ctx)
         direct_large = _direct(session, prometheus_url, _promql(LARGE[0], None))
         # what an adapter that always lists names would send: a 2,000-name regex matcher
         regex_large = _direct(session, prometheus_url, _promql(LARGE[0], [f"app-{i:05d}" for i in range(LARGE[1])]))
         discovery = _getter(session, f"{adapter_url}/apis/custom.metrics.k8s.io/v1beta1", headers, ssl_ctx=ctx)
-        pairs = [("adapter_100", adapter_small), ("direct_100", direct_small), ("adapter_2000", adapter_large),
+        pairs = [("adapter_100", adapter_small), ("direct_100", direct_small), ("floor_100", floor_small),
+                 ("adapter_2000", adapter_large),
                  ("direct_2000", direct_large), ("regex_2000", regex_large), ("discovery", discovery)]
         await _sequential(pairs, 20)  # warm-up: connections, caches, JIT-less Python paths
         times = await _sequential(pairs, args.requests)
@@ -181,7 +221,7 @@ def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
     lat: dict[str, Latency] = result["latency"]
     rates: dict[str, float] = result["throughput"]
     print(f"\nsequential requests, {args.requests} each (p50 / p99, ms):")
-    for name in ("direct_100", "adapter_100", "direct_2000", "regex_2000", "adapter_2000", "discovery"):
+    for name in ("direct_100", "floor_100", "adapter_100", "direct_2000", "regex_2000", "adapter_2000", "discovery"):
         print(f"  {name:<13} {lat[name].p50_ms:8.2f} / {lat[name].p99_ms:8.2f}")
     print(f"throughput at concurrency {args.concurrency} for {args.seconds:g}s (requests/s):")
     for name in ("direct_100", "adapter_100"):
@@ -193,6 +233,8 @@ def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
          "<=", 2.0),
     ]
     print("context (not bars):")
+    print(f"  zero-work aiohttp TLS proxy / direct, 100 pods      {lat['floor_100'].p50_ms / lat['direct_100'].p50_ms:6.2f}")
+    print(f"  adapter / zero-work aiohttp TLS proxy, 100 pods     {lat['adapter_100'].p50_ms / lat['floor_100'].p50_ms:6.2f}")
     print(f"  adapter / direct, 2,000 pods (namespace query)  {lat['adapter_2000'].p50_ms / lat['direct_2000'].p50_ms:6.2f}")
     print(f"  Prometheus alone, 2,000 / 100 pods                {lat['direct_2000'].p50_ms / lat['direct_100'].p50_ms:6.2f}")
     print(f"  2,000-name regex / namespace query (Prometheus)   {lat['regex_2000'].p50_ms / lat['direct_2000'].p50_ms:6.2f}")
@@ -241,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                                                prometheus_url="", port=port, relist_interval="60s",
                                                python_args=("-m", "cProfile", "-o", str(Path(args.profile).resolve()))
                                                if args.profile else ())
+        floor: FloorProxy | None = None
         try:
             prometheus.start()
             prometheus.wait_for(f'count(rate(http_requests_total{{namespace="{LARGE[0]}"}}[1m])) >= {LARGE[1]}',
@@ -256,8 +299,12 @@ def main(argv: list[str] | None = None) -> int:
             token = yaml.safe_load(standin.kubeconfig.read_text())["users"][0]["user"]["token"]
             print(f"prometheus {prometheus.url}, adapter {adapter.url}, {len(pods)} pods, "
                   f"{exporter.series_count()} series")
-            result = asyncio.run(_measure(adapter.url, prometheus.url, token, args))
+            floor = FloorProxy(workdir=work / "floor", cert_file=adapter.cert_file,
+                               key_file=adapter.cert_file.with_suffix(".key"), prometheus_url=prometheus.url).start()
+            result = asyncio.run(_measure(adapter.url, prometheus.url, floor.url, token, args))
         finally:
+            if floor is not None:
+                floor.stop()
             adapter.stop()
             standin.stop()
             prometheus.close()
