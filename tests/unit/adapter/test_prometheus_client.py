@@ -330,3 +330,19 @@ async def test_url_query_parameters_go_first_on_every_instant_query(
         [*base, ("query", promql), ("timeout", "30")],
         [*base, ("query", promql), ("timeout", "30")],
         [*base, ("query", promql), ("timeout", "30"), ("time", "1700000000.000")]]
+
+
+async def test_a_prometheus_header_can_ask_for_gzip_and_the_gzipped_answer_decodes(server: FakePromHTTP) -> None:
+    """`--prometheus-header Accept-Encoding=gzip` (e.g. across a slow link) replaces the identity default."""
+    import gzip
+
+    async def handler(req: Recorded) -> web.StreamResponse:
+        body = gzip.compress(json.dumps({"status": "success", "data": {
+            "resultType": "vector", "result": [{"metric": {"pod": "a"}, "value": [1700000000, "2.5"]}]}}).encode())
+        return web.Response(body=body, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+
+    server.handler = handler
+    async with client_for(server, headers=(("Accept-Encoding", "gzip"),)) as client:
+        samples = await client.query("up")  # type: ignore[arg-type]
+    assert [(s.labels, s.value) for s in samples] == [({"pod": "a"}, 2.5)]
+    assert server.requests[0].headers["Accept-Encoding"] == "gzip"
