@@ -24,6 +24,7 @@ from adapter.kube.client import KubeClient
 from adapter.kube.errors import KubeAPIError, KubeUnavailable
 from adapter.kube.identity import UserInfo
 from adapter.kube.ttlcache import TTLCache
+from kubecommon.singleflight import SingleFlight
 
 __all__ = ["AccessDecision", "SubjectAccessReviewer", "TokenResult", "TokenReviewer"]
 
@@ -60,7 +61,7 @@ class _CachedCaller(Generic[K, V]):
                  sleep: Callable[[float], Awaitable[None]]) -> None:
         self.cache: TTLCache[K, V] = TTLCache(max_entries)
         self._clock = clock
-        self._inflight: dict[K, asyncio.Task[V]] = {}
+        self._flights: SingleFlight[K, V] = SingleFlight()
         self._steps = retry_steps
         self._sleep = sleep
 
@@ -69,17 +70,10 @@ class _CachedCaller(Generic[K, V]):
         cached = self.cache.get(key, now=self._clock())
         if cached is not None:
             return cached
-        task = self._inflight.get(key)
-        if task is None:
-            # The call runs in its own task so that a caller who goes away (client disconnect)
-            # does not cancel the answer other callers are waiting for.
-            task = asyncio.create_task(self._with_retries(fetch))
-            self._inflight[key] = task
-            task.add_done_callback(lambda done: self._settle(key, done, ttl, cacheable))
-        return await asyncio.shield(task)
+        return await self._flights.do(key, lambda: self._with_retries(fetch),
+                                      on_done=lambda done: self._settle(key, done, ttl, cacheable))
 
     def _settle(self, key: K, task: asyncio.Task[V], ttl: Callable[[V], float], cacheable: bool) -> None:
-        self._inflight.pop(key, None)
         if task.cancelled() or task.exception() is not None:
             return  # errors are never cached
         value = task.result()

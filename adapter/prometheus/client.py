@@ -30,6 +30,7 @@ from adapter.prometheus import errors
 from adapter.prometheus.api import Sample, SeriesSink
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
 from adapter.prometheus.settings import PrometheusSettings
+from kubecommon.singleflight import SingleFlight
 
 if TYPE_CHECKING:
     from adapter.rules.query import PromQL
@@ -85,7 +86,7 @@ class PrometheusClient:
     def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
         self._session: aiohttp.ClientSession | None = None
-        self._inflight: dict[tuple[Any, ...], asyncio.Future[list[Sample]]] = {}
+        self._flights: SingleFlight[tuple[Any, ...], list[Sample]] = SingleFlight()
         parts = urlsplit(settings.url)
         # `--prometheus-url` may carry a path prefix and query parameters of its own: both go in
         # front of every API call's, encoded once here.
@@ -143,19 +144,9 @@ class PrometheusClient:
     async def query(
         self, promql: PromQL, *, time: float | None = None, timeout: float | None = None
     ) -> list[Sample]:
-        key = ("query", str(promql), time, timeout)  # a caller's own deadline is never another's
-        shared = self._inflight.get(key)
-        if shared is None:
-            shared = asyncio.ensure_future(self._query(str(promql), time, timeout))
-            self._inflight[key] = shared
-            shared.add_done_callback(lambda f, k=key: self._forget(k, f))
-        # shield: one caller giving up must not cancel the request the others wait for.
-        return await asyncio.shield(shared)
-
-    def _forget(self, key: tuple[Any, ...], future: asyncio.Future[list[Sample]]) -> None:
-        self._inflight.pop(key, None)
-        if not future.cancelled():
-            future.exception()  # retrieved: every waiter may have given up already
+        text = str(promql)
+        # a caller's own deadline is never another's: the timeout is part of the key
+        return await self._flights.do(("query", text, time, timeout), lambda: self._query(text, time, timeout))
 
     async def series(
         self, matchers: Sequence[str], *, start: float, end: float, timeout: float | None = None
