@@ -16,7 +16,7 @@ Non-goals: HTTP parsing and JSON rendering (handlers and `render_metrics`), Prom
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from adapter.discovery.registry import CustomMetricEntry, Registry
@@ -88,7 +88,7 @@ class CustomMetricsService:
         if sample is None:
             raise errors.MetricNotFound.for_object(str(request.resource), request.metric, name,
                                                    request.metric_selector)
-        return _answer(request, kind_for(request.resource), [(name, sample)])
+        return _answer(request, kind_for(request.resource), (name,), {name: sample})
 
     async def _selection(self, request: CustomMetricRequest, entry: CustomMetricEntry,
                          label: str) -> MetricValueList:
@@ -106,7 +106,7 @@ class CustomMetricsService:
         samples = _by_name(await self._query(request, entry, query_names), label)
         kind = KindInfo(kind=reader.kind, api_version=upstream_api_version(reader.api_version)) \
             if reader.kind else kind_for(request.resource)
-        return _answer(request, kind, [(name, samples[name]) for name in names if name in samples])
+        return _answer(request, kind, names, samples)
 
     async def _query(self, request: CustomMetricRequest, entry: CustomMetricEntry,
                      names: Sequence[str] | None) -> list[Sample]:
@@ -124,13 +124,14 @@ class CustomMetricsService:
                                     what=f"custom metric {request.metric} for {request.resource}")
 
 
-def _answer(request: CustomMetricRequest, kind: KindInfo,
-            found: Sequence[tuple[str, Sample]]) -> MetricValueList:
+def _answer(request: CustomMetricRequest, kind: KindInfo, names: Sequence[str],
+            samples: Mapping[str, Sample]) -> MetricValueList:
+    """The values of `names` (in that order) that have a sample; the others are left out."""
     # The sample's timestamp is the instant query's evaluation time (prometheus-adapter uses its
     # wall clock at response time: the same moment, give or take the query latency).
     # tuple.__new__ skips the NamedTuple's Python-level __new__: one MetricValue per object
     items = tuple([_new_tuple(MetricValue, (name, sample.timestamp, milli_from_float(sample.value)))
-                   for name, sample in found])
+                   for name in names if (sample := samples.get(name)) is not None])
     return MetricValueList(kind=kind.kind, api_version=kind.api_version, namespace=request.namespace,
                            metric=request.metric, selector=request.metric_selector, items=items)
 
