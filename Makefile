@@ -23,6 +23,7 @@ bench: $(STAMP)
 
 check: $(STAMP)
 	$(VENV)/bin/lint-imports
+	$(PY) -m mypy adapter controller kubecommon
 	$(PY) -m pytest -q
 
 clean:

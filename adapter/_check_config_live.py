@@ -78,8 +78,8 @@ def registry_lines(compiled: CompiledConfig, series_by_query: Mapping[str, Seque
     for info in registry.custom_metrics():
         scope = "namespaced" if info.namespaced else "cluster-scoped"
         lines.append(f"  custom.metrics.k8s.io {info.resource}/{info.metric} ({scope})")
-    for info in registry.external_metrics():
-        lines.append(f"  external.metrics.k8s.io {info.metric}")
+    for external in registry.external_metrics():
+        lines.append(f"  external.metrics.k8s.io {external.metric}")
     if len(lines) == 2:
         lines.append("  nothing")
     return lines

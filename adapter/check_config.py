@@ -251,7 +251,7 @@ def _live(compiled: CompiledConfig, args: argparse.Namespace, max_age: float, ti
     print(f"\nQuerying {args.prometheus_url} for series seen in the last {args.metrics_max_age}:")
     conn = live.Connection(
         url=args.prometheus_url, timeout=timeout, token_file=args.prometheus_token_file,
-        headers=tuple(tuple(h.partition("=")[::2]) for h in args.prometheus_header),  # type: ignore[misc]
+        headers=tuple(tuple(h.partition("=")[::2]) for h in args.prometheus_header),
         ca_file=args.prometheus_ca_file, client_cert_file=args.prometheus_client_tls_cert_file,
         client_key_file=args.prometheus_client_tls_key_file, insecure=args.insecure_skip_tls_verify,
     )  # fmt: skip

@@ -165,7 +165,7 @@ class Discovery:
         misses = self._stats.consecutive_failures or self._stats.consecutive_empty
         if misses == 0:
             return self.interval
-        return min(self.interval, self._retry_initial * 2 ** (misses - 1))
+        return min(self.interval, self._retry_initial * 2.0 ** min(misses - 1, 32))
 
     async def _run(self) -> None:
         while True:

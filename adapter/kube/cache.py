@@ -28,6 +28,8 @@ __all__ = ["ObjectCache"]
 
 _log = logging.getLogger(__name__)
 _PAGE_SIZE = "500"
+#: spelled out here: inside ObjectCache, `list` names its own method
+_Objects = list[KubeObject]
 
 
 class _Expired(Exception):
@@ -82,11 +84,11 @@ class ObjectCache:
     def list(self, namespace: str | None, selector: Selector | None = None) -> Sequence[KubeObject]:
         view = self._view(namespace if self.info.namespaced else None)
         if selector is None or selector.is_empty():
-            return list(view)
+            return view.copy()
         match = selector.matches
         return [obj for obj in view if match(obj.labels)]
 
-    def _view(self, namespace: str | None) -> list[KubeObject]:
+    def _view(self, namespace: str | None) -> _Objects:
         """Sorted objects of one namespace (None = all), rebuilt only after a change there."""
         view = self._views.get(namespace)
         if view is None:

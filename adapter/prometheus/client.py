@@ -18,8 +18,8 @@ import asyncio
 import base64
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiohttp
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["PrometheusClient"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _CHUNK = 256 * 1024
 # Socket read buffer per response: large enough that a big series answer is not throttled by
@@ -215,9 +216,9 @@ class PrometheusClient:
         return encoded
 
     async def _request(
-        self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Any],
+        self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Awaitable[T]],
         *, timeout: float | None, force_post: bool = False,
-    ) -> Any:
+    ) -> T:
         """`params` is the call's form-encoded parameters (`--prometheus-url`'s own go first)."""
         if self._session is None:
             raise errors.PrometheusError("client not started", path=path)
@@ -325,6 +326,7 @@ def _parse_query_data(data: Any, path: str) -> list[Sample]:
     if not isinstance(data, Mapping):
         raise errors.PrometheusBadResponse("data is not an object", path=path)
     kind, result = data.get("resultType"), data.get("result")
+    result = cast(Any, result)  # checked by use: a malformed result raises below
     try:
         if kind == "vector":
             # tuple.__new__ skips the NamedTuple's Python-level __new__: this runs once per series

@@ -139,7 +139,7 @@ def _compare(op: str) -> Callable[..., bool]:
         if op == "eq":
             return False
         b = others[0]
-        return {"ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
+        return bool({"ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op])
 
     return compare
 

@@ -344,6 +344,7 @@ def render_resource_query(
     max_bytes: int = DEFAULT_MAX_QUERY_BYTES,
 ) -> PromQL:
     """`render_resource` for one of `resourceRules.cpu` / `.memory`."""
+    extra: tuple[str, ...]
     if level == "node":
         template, target, extra = query.node_template, NODES, ()
     else:

@@ -73,7 +73,7 @@ def merge_settings(flags: AuthMaterial, cluster: AuthMaterial | None) -> AuthnSe
     if flags.requestheader_ca_pem:
         source_ca, source = flags.requestheader_ca_pem, flags
     else:
-        source_ca, source = c.requestheader_ca_pem, c  # type: ignore[assignment]
+        source_ca, source = c.requestheader_ca_pem, c
     requestheader = None
     if source_ca.strip():
         requestheader = RequestHeaderSettings(

@@ -123,13 +123,14 @@ async def _filtered(request: web.Request, handler: Handler, ctx: ServerContext,
     """
     if len(request.raw_path) > ctx.max_url_length:
         raise BadRequest(f"request URI longer than {ctx.max_url_length} bytes")
-    # both None only with --insecure-disable-auth
-    authenticating = ctx.authenticator is not None and ctx.authorizer is not None
+    authenticator, authorizer = ctx.authenticator, ctx.authorizer
     user = ANONYMOUS
-    if authenticating:
-        user = await ctx.authenticator.authenticate(peer_cert_der=_peer_certificate(request),
-                                                    headers=request.headers)
-        if user is ANONYMOUS and not ctx.anonymous and not ctx.authorizer.skips_review(user, info):
+    if authenticator is None or authorizer is None:  # both None only with --insecure-disable-auth
+        authorizer = None
+    else:
+        user = await authenticator.authenticate(peer_cert_der=_peer_certificate(request),
+                                                headers=request.headers)
+        if user is ANONYMOUS and not ctx.anonymous and not authorizer.skips_review(user, info):
             raise Unauthorized()
         request[USER] = user
     limited = request.path not in _UNLIMITED_PATHS  # health probes are never refused
@@ -140,8 +141,8 @@ async def _filtered(request: web.Request, handler: Handler, ctx: ServerContext,
                                   details={"retryAfterSeconds": 1})
         inflight.current += 1
     try:
-        if authenticating:
-            await ctx.authorizer.authorize(user, info)
+        if authorizer is not None:
+            await authorizer.authorize(user, info)
         if request.path.startswith(_NEGOTIATED_PREFIXES) and \
                 not negotiation.accepts_json(request.headers.get("Accept")):
             raise NotAcceptable.for_types()

@@ -147,7 +147,8 @@ class ResourceMetricsService:
             self._query("cpu", "container", namespace, names),
             self._query("memory", "container", namespace, names))
         usage: dict[str, _Usage] = {}
-        for samples, pick in ((cpu, "cpu"), (memory, "memory")):
+        picks: tuple[tuple[list[Sample], query.ResourceName], ...] = ((cpu, "cpu"), (memory, "memory"))
+        for samples, pick in picks:
             labels = self._labels(pick, "container")
             for sample in samples:
                 pod = sample.labels.get(labels.object_label)

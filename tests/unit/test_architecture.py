@@ -1,8 +1,8 @@
 """The architecture the README draws is the one the code has.
 
 These checks fail the build when a pure core starts doing I/O, a layer reaches upward, a module
-grows past the size budget or keeps global state, or the README's layer list drifts from the
-contracts import-linter enforces.
+grows past the size budget or keeps global state, a type annotation stops holding (mypy --strict),
+or the README's layer list drifts from the contracts import-linter enforces.
 """
 
 from __future__ import annotations
@@ -32,6 +32,14 @@ def test_import_contracts_hold() -> None:
     result = subprocess.run([lint_imports, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout
+
+
+@pytest.mark.timeout(180)
+def test_product_packages_type_check_strictly(tmp_path: Path) -> None:
+    """`mypy --strict` (settings in pyproject.toml) over the three product packages, cold cache."""
+    result = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path), *PACKAGES],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
 
 
 def test_readme_lists_every_enforced_layer() -> None:

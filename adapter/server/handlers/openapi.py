@@ -111,8 +111,9 @@ def v2_document(groups: tuple[str, ...], version: str) -> JSON:
     ref = "#/definitions/"
     paths = {p: _operation(p, ref + s, ref + "Status", False)
              for g in groups for v in docs.VERSIONS[g] for p, s in _paths(g, v).items()}
-    return _clean({"swagger": "2.0", "info": {"title": _TITLE, "version": version},
-                   "paths": paths, "definitions": _schemas(ref)})
+    document: JSON = _clean({"swagger": "2.0", "info": {"title": _TITLE, "version": version},
+                             "paths": paths, "definitions": _schemas(ref)})
+    return document
 
 
 def v3_documents(groups: tuple[str, ...], version: str) -> dict[str, bytes]:
