@@ -4,7 +4,6 @@ the rule and the problem INDEX.md names; runtime-problem ones get a check-config
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

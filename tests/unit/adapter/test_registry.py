@@ -5,7 +5,6 @@ the spec documents (namespaced flag, overwrite order, externals, bounded digests
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
