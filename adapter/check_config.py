@@ -23,7 +23,7 @@ from typing import TextIO
 from kubecommon.selectors import Selector
 
 from adapter.config import ConfigError, load_config
-from adapter.config.load import parse_duration
+from adapter.prometheus.settings import parse_duration as parse_flag_duration
 from adapter.rules import query
 from adapter.rules.compile import CompiledConfig, CompiledResourceQuery, CompiledRule, RuleKind, compile_config
 from adapter.rules.lint import Finding, Severity, lint_config
@@ -71,7 +71,9 @@ def _main(argv: Sequence[str]) -> int:
     print_summary(compiled, findings, sys.stdout, quiet=args.quiet)
     if args.prometheus_url:
         try:
-            max_age, timeout = parse_duration(args.metrics_max_age), parse_duration(args.timeout)
+            # the adapter's own flag syntax (Go durations or bare seconds), not the rule file's
+            max_age = parse_flag_duration(args.metrics_max_age, flag="--metrics-max-age")
+            timeout = parse_flag_duration(args.timeout, flag="--timeout")
         except ValueError as err:
             parser.error(str(err))
         return _live(compiled, args, max_age, timeout)

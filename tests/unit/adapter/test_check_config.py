@@ -166,3 +166,24 @@ def test_live_check_sends_headers_and_token_and_reports_series(rules_file: Path,
     assert {(s["tenant"], s["auth"]) for s in seen} == {("team-a", "Bearer s3cret")}
     assert "externalRules[0]: seriesQuery matched 1 series" in out
     assert "exposes external metric queue_depth (1 series)" in out
+
+
+@pytest.mark.parametrize("max_age", ["600", "1m30s", "10m0s", "2h"])
+def test_metrics_max_age_takes_the_adapters_own_flag_syntax(rules_file: Path, max_age: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m adapter --metrics-max-age 600` works, so check-config must accept it too."""
+    with socket.socket() as sock:  # a port nobody listens on: the flags are parsed before the call
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code = check_config.main([str(rules_file), "--prometheus-url", f"http://127.0.0.1:{port}",
+                              "--metrics-max-age", max_age, "--timeout", "1s"])
+    assert code == 2  # got as far as asking Prometheus
+    assert "seriesQuery failed" in capsys.readouterr().out
+
+
+def test_a_bad_metrics_max_age_is_a_usage_error_naming_the_flag(rules_file: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        check_config.main([str(rules_file), "--prometheus-url", "http://127.0.0.1:1", "--metrics-max-age", "ten"])
+    assert exit_info.value.code == 2
+    assert "--metrics-max-age: invalid duration 'ten'" in capsys.readouterr().err
