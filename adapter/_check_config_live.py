@@ -51,7 +51,7 @@ def fetch_series(
 ) -> tuple[dict[str, list[dict[str, str]]], dict[str, str]]:
     """One /api/v1/series call per distinct query: (series by query, error text by query)."""
     client = _client(conn)
-    start_dt = datetime.fromtimestamp(end - max_age, tz=timezone.utc)
+    start_dt = datetime.fromtimestamp(max(0.0, end - max_age), tz=timezone.utc)  # --metrics-max-age 1e12
     end_dt = datetime.fromtimestamp(end, tz=timezone.utc)
     found: dict[str, list[dict[str, str]]] = {}
     failed: dict[str, str] = {}

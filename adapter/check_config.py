@@ -74,6 +74,8 @@ def _main(argv: Sequence[str]) -> int:
             # the adapter's own flag syntax (Go durations or bare seconds), not the rule file's
             max_age = parse_flag_duration(args.metrics_max_age, flag="--metrics-max-age")
             timeout = parse_flag_duration(args.timeout, flag="--timeout")
+            if timeout <= 0:
+                raise ValueError(f"--timeout: must be positive, got {args.timeout!r}")
         except ValueError as err:
             parser.error(str(err))
         return _live(compiled, args, max_age, timeout)

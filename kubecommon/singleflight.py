@@ -42,8 +42,14 @@ class SingleFlight(Generic[K, V]):
             task = asyncio.ensure_future(call())
             self._calls[key] = task
             task.add_done_callback(lambda done: self._settle(key, done, on_done))
-        # shield: a caller going away must not cancel the call the others are waiting for.
-        return await asyncio.shield(task)
+        try:
+            # shield: a caller going away must not cancel the call the others are waiting for.
+            return await asyncio.shield(task)
+        finally:
+            # A failed call's traceback holds this frame; without `task` in it, the error does not
+            # form a cycle (error -> traceback -> frame -> task -> error) that keeps the failed
+            # call's whole answer alive until the next full collection.
+            del task
 
     def _settle(self, key: K, task: asyncio.Task[V], on_done: Callable[[asyncio.Task[V]], None] | None) -> None:
         self._calls.pop(key, None)

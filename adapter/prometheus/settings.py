@@ -17,6 +17,7 @@ Pure: validation reads no files (the client reads the files when it starts).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -100,9 +101,13 @@ def parse_duration(text: str, *, flag: str = "") -> float:
     """Go/Prometheus duration (`90s`, `1m30s`, `10m0s`, `1h`, `500ms`) or bare seconds -> seconds."""
     value = text.strip()
     try:
-        return float(value)
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(seconds) or seconds < 0:  # `inf`, `nan` and `-5` parse as floats
+            raise SettingsError(f"{flag or 'duration'}: invalid duration {text!r} (e.g. 30s, 1m30s)")
+        return seconds
     pos, total = 0, 0.0
     for match in _DURATION_PART.finditer(value):
         if match.start() != pos:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+import traceback
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -106,6 +107,7 @@ async def request_pipeline(request: web.Request, handler: Handler) -> web.Stream
         raise
     except Exception as err:  # noqa: BLE001 - this is the one translation point
         response = status_response(status_for(err))
+        _release_frames(err)
     ctx.telemetry.observe_request(group=_bounded(info.api_group, _GROUPS),
                                   version=_bounded(info.api_version, _VERSIONS),
                                   verb=_bounded(info.verb, _VERBS), code=response.status,
@@ -150,6 +152,24 @@ async def _filtered(request: web.Request, handler: Handler, ctx: ServerContext,
     finally:
         if limited:
             inflight.current -= 1
+
+
+def _release_frames(err: BaseException) -> None:
+    """Drop the locals of every finished frame the error (and what it chains) still references.
+
+    Once an error is a response nobody reads its traceback again, but its frames hold what the
+    request had in hand (a Prometheus answer, a response object), often in reference cycles that
+    only a full collection frees. Clearing them lets reference counting free it all now.
+    """
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [err]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        traceback.clear_frames(current.__traceback__)
+        pending += (current.__cause__, current.__context__)
 
 
 # Metric label values come from the URL: only known values are kept, so that requests for made-up

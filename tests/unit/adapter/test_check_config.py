@@ -187,3 +187,22 @@ def test_a_bad_metrics_max_age_is_a_usage_error_naming_the_flag(rules_file: Path
         check_config.main([str(rules_file), "--prometheus-url", "http://127.0.0.1:1", "--metrics-max-age", "ten"])
     assert exit_info.value.code == 2
     assert "--metrics-max-age: invalid duration 'ten'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--timeout", "inf"), ("--timeout", "nan"), ("--timeout", "0"),
+                                             ("--metrics-max-age", "nan"), ("--metrics-max-age", "-600")])
+def test_durations_that_parse_as_floats_but_mean_nothing_are_usage_errors(
+        rules_file: Path, flag: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        check_config.main([str(rules_file), "--prometheus-url", "http://127.0.0.1:1", flag, value])
+    assert exit_info.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_a_max_age_reaching_before_1970_asks_from_the_epoch(rules_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code = check_config.main([str(rules_file), "--prometheus-url", f"http://127.0.0.1:{port}",
+                              "--metrics-max-age", "1e12", "--timeout", "1s"])
+    assert code == 2 and "seriesQuery failed" in capsys.readouterr().out  # asked, no traceback

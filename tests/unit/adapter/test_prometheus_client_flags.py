@@ -113,3 +113,9 @@ def test_bad_discovery_flags_name_the_flag(argv: list[str], message: str) -> Non
 ])
 def test_parse_duration(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "-5", "1e999", "", "5 minutes"])
+def test_parse_duration_rejects_what_is_not_a_length_of_time(text: str) -> None:
+    with pytest.raises(SettingsError, match="--prometheus-timeout: invalid duration"):
+        parse_duration(text, flag="--prometheus-timeout")
