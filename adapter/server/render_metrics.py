@@ -161,7 +161,7 @@ def _item_fragments(version: str, shape: MetricValueList) -> tuple[str, str, str
 
 
 class CustomMetricsEncoder:
-    """`encode_custom` that keeps the cut item fragments per answer shape (bounded, oldest out).
+    """`encode_custom` that keeps the cut item fragments per answer shape (bounded, LRU).
 
     A shape is everything items share (version, kind, namespace, metric, selector, window): the
     HPA asks the same few shapes every sync period, and cutting a probe item costs as much as
@@ -176,13 +176,14 @@ class CustomMetricsEncoder:
         if not result.items:
             return _dumps(render_custom(result, version)).encode()
         key = (version, replace(result, items=()))
+        kept = self._fragments
         try:
-            fragments = self._fragments[key]
+            fragments = kept.pop(key)
         except KeyError:
             fragments = _item_fragments(version, key[1])
-            if len(self._fragments) >= self._max_shapes:
-                del self._fragments[next(iter(self._fragments))]
-            self._fragments[key] = fragments
+            if len(kept) >= self._max_shapes:
+                del kept[next(iter(kept))]  # the least recently used
+        kept[key] = fragments  # (re)inserted last: dict order is recency order
         if fragments is None:
             return _dumps(render_custom(result, version)).encode()
         return _join(result, version, fragments)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -230,3 +231,13 @@ def test_encoder_keeps_a_bounded_number_of_shapes_and_stays_exact_past_the_bound
         for result in results:
             assert encoder.encode(result, "v1beta2") == _compact(result, "v1beta2")
     assert len(encoder._fragments) == 3
+
+
+def test_encoder_keeps_the_shapes_in_use_when_new_ones_push_past_the_bound() -> None:
+    encoder = render_metrics.CustomMetricsEncoder(max_shapes=2)
+    hot = _many(["web-0"], **{**_BASE, "metric": "hot"})
+    encoder.encode(hot, "v1beta1")
+    for i in range(5):  # the hot shape is asked between every new one, as an HPA asks every sync
+        encoder.encode(_many(["web-0"], **{**_BASE, "metric": f"cold{i}"}), "v1beta1")
+        encoder.encode(hot, "v1beta1")
+    assert ("v1beta1", replace(hot, items=())) in encoder._fragments
