@@ -185,11 +185,16 @@ def _selector_matchers(selector: Selector) -> _Matchers:
     return out
 
 
-def _namespace_matcher(out: _Matchers, labels: LabelLookup, namespace: str) -> None:
+def _mapped_label(labels: LabelLookup, resource: GroupResource) -> str:
+    """The rule's label for `resource`; a rule that maps none is a broken rule, not a bad request."""
     try:
-        label = _label(labels.label_for(NAMESPACES), "namespace label", InvalidRuleLabel)
+        return labels.label_for(resource)
     except NoLabelForResource as err:
         raise MissingLabelMapping(str(err)) from None
+
+
+def _namespace_matcher(out: _Matchers, labels: LabelLookup, namespace: str) -> None:
+    label = _label(_mapped_label(labels, NAMESPACES), "namespace label", InvalidRuleLabel)
     out.add(_eq(label, namespace), label, (namespace,))
 
 
@@ -241,10 +246,7 @@ def _resource_matcher(matchers: _Matchers, labels: LabelLookup, resource: GroupR
                       names: Sequence[str] | None, extra_group_by: Sequence[str]) -> list[str]:
     """Add the object-name matcher (one name: `=`, several: escaped `=~`, None: none) and return
     the group-by labels: the resource's label, then `extra_group_by`."""
-    try:
-        resource_label = _label(labels.label_for(resource), f"label for {resource}", InvalidRuleLabel)
-    except NoLabelForResource as err:
-        raise MissingLabelMapping(str(err)) from None
+    resource_label = _label(_mapped_label(labels, resource), f"label for {resource}", InvalidRuleLabel)
     if names is not None:
         if len(names) == 1:
             expr = _eq(resource_label, names[0])
@@ -309,12 +311,8 @@ class ResultLabels:
 def result_labels(rules: CompiledResourceRules, *, resource: ResourceName, level: Level) -> ResultLabels:
     query = rules.cpu if resource == "cpu" else rules.memory
     target = NODES if level == "node" else PODS
-    try:
-        object_label = query.mapper.label_for(target)
-    except NoLabelForResource as err:
-        raise MissingLabelMapping(str(err)) from None
     return ResultLabels(
-        object_label=object_label,
+        object_label=_mapped_label(query.mapper, target),
         namespace_label=query.mapper.label_or_none(NAMESPACES) if level == "container" else None,
         container_label=query.container_label if level == "container" else None,
     )
