@@ -3,13 +3,13 @@ discovered series ("why doesn't my metric show up?")."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
 
 from adapter import check_config
 from adapter.__main__ import main as adapter_main
+from hack.local_prometheus import free_port
 from tests.unit.adapter.rules_helpers import compile_text
 
 RULES = """
@@ -109,9 +109,7 @@ def test_explain_series_flags_names_that_expand_to_nothing_and_external_metrics(
 
 
 def test_unreachable_prometheus_is_reported_per_rule_with_exit_2(rules_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     code = check_config.main([str(rules_file), "--prometheus-url", f"http://127.0.0.1:{port}", "--timeout", "1s"])
     out = capsys.readouterr().out
     assert code == 2
@@ -172,9 +170,7 @@ def test_live_check_sends_headers_and_token_and_reports_series(rules_file: Path,
 def test_metrics_max_age_takes_the_adapters_own_flag_syntax(rules_file: Path, max_age: str,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m adapter --metrics-max-age 600` works, so check-config must accept it too."""
-    with socket.socket() as sock:  # a port nobody listens on: the flags are parsed before the call
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nobody listens on: the flags are parsed before the call
     code = check_config.main([str(rules_file), "--prometheus-url", f"http://127.0.0.1:{port}",
                               "--metrics-max-age", max_age, "--timeout", "1s"])
     assert code == 2  # got as far as asking Prometheus
@@ -200,9 +196,7 @@ def test_durations_that_parse_as_floats_but_mean_nothing_are_usage_errors(
 
 
 def test_a_max_age_reaching_before_1970_asks_from_the_epoch(rules_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     code = check_config.main([str(rules_file), "--prometheus-url", f"http://127.0.0.1:{port}",
                               "--metrics-max-age", "1e12", "--timeout", "1s"])
     assert code == 2 and "seriesQuery failed" in capsys.readouterr().out  # asked, no traceback
