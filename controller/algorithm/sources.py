@@ -69,6 +69,7 @@ class Proposal:
     new_ratio: float | None = None  # ratio after rebalancing, when it ran
     counted: int | None = None  # the pod count multiplied, when one was
     timestamp: float | None = None
+    # The pod grouping (`group_pods`) the per-pod calculators ran; None for Object/External.
     ready: int | None = None
     unready: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
@@ -292,7 +293,7 @@ def value_target(
     ready = running_and_ready(pods)
     return Proposal(
         replicas=ceil_int32(ratio * ready), why=Why.SCALED_RUNNING_READY, ratio=ratio,
-        usage=usage, counted=ready, ready=ready,
+        usage=usage, counted=ready,
     )  # fmt: skip
 
 

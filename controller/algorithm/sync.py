@@ -42,7 +42,6 @@ from controller.algorithm.multi_metric import (
     evaluate_metric,
 )
 from controller.algorithm.ratio import Tolerances
-from controller.algorithm.sources import Why
 from controller.algorithm.spec import (
     AutoscalerSpec,
     ControllerConfig,
@@ -85,11 +84,10 @@ def _metric_trace(r: MetricResult, now: float) -> MetricTrace:
         return MetricTrace(index=r.index, type=r.spec.type, name=r.spec.name, proposal=None,
                            why=r.error or "")  # fmt: skip
     age = None if r.observed_at is None else now - r.observed_at
-    grouped = p.why not in (Why.SCALED_RUNNING_READY, Why.FROM_ZERO, Why.PER_POD) and p.ready is not None
     return MetricTrace(
         index=r.index, type=r.spec.type, name=r.name, proposal=p.replicas, why=str(p.why),
         value=p.usage, utilization=p.utilization, ratio=p.ratio, new_ratio=p.new_ratio,
-        counted=p.counted, age_seconds=age, ready=p.ready if grouped else None,
+        counted=p.counted, age_seconds=age, ready=p.ready,
         unready=len(p.unready), missing=len(p.missing), ignored=len(p.ignored),
     )  # fmt: skip
 

@@ -299,6 +299,8 @@ def test_the_trace_shows_the_age_of_an_external_value_upstream_drops() -> None:
                     history=ScaleHistory()), CONFIG)  # fmt: skip
     m = d.trace.metrics[0]
     assert (m.age_seconds, m.value, m.proposal) == (7, 9000, 27)  # ratio 9 x 3 Running+Ready pods
+    assert (m.counted, m.ready) == (3, None)  # no pod grouping ran: no ready/unready line
+    assert "pods ready" not in m.line()
     assert d.desired_replicas == 6  # then clamped to maxReplicas
 
 
