@@ -23,7 +23,7 @@ from typing import TextIO
 from kubecommon.selectors import Selector
 
 from adapter.config import ConfigError, load_config
-from adapter.prometheus.settings import parse_duration as parse_flag_duration
+from adapter.prometheus.settings import parse_duration as parse_flag_duration, parse_header_args
 from adapter.rules import query
 from adapter.rules.compile import CompiledConfig, CompiledResourceQuery, CompiledRule, RuleKind, compile_config
 from adapter.rules.lint import Finding, Severity, lint_config
@@ -76,9 +76,10 @@ def _main(argv: Sequence[str]) -> int:
             timeout = parse_flag_duration(args.timeout, flag="--timeout")
             if timeout <= 0:
                 raise ValueError(f"--timeout: must be positive, got {args.timeout!r}")
+            headers = parse_header_args(args.prometheus_header)
         except ValueError as err:
             parser.error(str(err))
-        return _live(compiled, args, max_age, timeout)
+        return _live(compiled, args, max_age=max_age, timeout=timeout, headers=headers)
     return 0
 
 
@@ -249,13 +250,13 @@ def _rejection(rule: CompiledRule, name: str) -> str:
     return ""
 
 
-def _live(compiled: CompiledConfig, args: argparse.Namespace, max_age: float, timeout: float) -> int:
+def _live(compiled: CompiledConfig, args: argparse.Namespace, *, max_age: float, timeout: float,
+          headers: tuple[tuple[str, str], ...]) -> int:
     from adapter import _check_config_live as live  # the I/O edge (prometheus-api-client)
 
     print(f"\nQuerying {args.prometheus_url} for series seen in the last {args.metrics_max_age}:")
     conn = live.Connection(
-        url=args.prometheus_url, timeout=timeout, token_file=args.prometheus_token_file,
-        headers=tuple(tuple(h.partition("=")[::2]) for h in args.prometheus_header),
+        url=args.prometheus_url, timeout=timeout, token_file=args.prometheus_token_file, headers=headers,
         ca_file=args.prometheus_ca_file, client_cert_file=args.prometheus_client_tls_cert_file,
         client_key_file=args.prometheus_client_tls_key_file, insecure=args.insecure_skip_tls_verify,
     )  # fmt: skip

@@ -195,6 +195,15 @@ def test_durations_that_parse_as_floats_but_mean_nothing_are_usage_errors(
     assert flag in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("header", ["Bad Name=v", "=v"])
+def test_a_bad_prometheus_header_is_a_usage_error_as_for_the_adapter(rules_file: Path, header: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        check_config.main([str(rules_file), "--prometheus-url", "http://127.0.0.1:1", "--prometheus-header", header])
+    assert exit_info.value.code == 2
+    assert f"--prometheus-header: invalid header name in {header!r}" in capsys.readouterr().err
+
+
 def test_a_max_age_reaching_before_1970_asks_from_the_epoch(rules_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     port = free_port()
     code = check_config.main([str(rules_file), "--prometheus-url", f"http://127.0.0.1:{port}",
