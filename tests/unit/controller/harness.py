@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from controller.algorithm.behavior import Behavior, ScaleHistory
+from controller.algorithm.decision import Decision
 from controller.algorithm.pods import ContainerInfo, PodInfo, PodMetric, PodPhase, ReadinessConfig, ReadyStatus
+from controller.algorithm.spec import (
+    AutoscalerSpec, ControllerConfig, HpaStatus, MetricSpec, MetricTarget, Observation, PodSamples, ScaleTarget,
+    SelectorProblem, SourceType, SyncInput, TargetType,
+)  # fmt: skip
 
 ZERO = -62135596800.0  # Go's zero time, relative to now = 0
 NOW = 0.0
@@ -63,3 +69,39 @@ def harness_metrics(
         )
         for i, level in enumerate(levels)
     }
+
+
+# ---- one sync, as horizontal_test.go's testCase builds it ----
+
+CONFIG = ControllerConfig(readiness=READINESS, scale_up_limit_factor=8.0, configurable_tolerance=False)
+CPU = MetricSpec(type=SourceType.RESOURCE, name="cpu",
+                 target=MetricTarget(type=TargetType.UTILIZATION, average_utilization=30))  # fmt: skip
+QPS_EXTERNAL = MetricSpec(type=SourceType.EXTERNAL, name="qps", selector="<nil>",
+                          target=MetricTarget(type=TargetType.VALUE, value=1000))  # fmt: skip
+ABLE, ACTIVE, LIMITED = "AbleToScale", "ScalingActive", "ScalingLimited"
+
+
+def pod_samples(*levels: int) -> PodSamples:
+    """Per-pod values (resource usage with both containers summed, or a Pods metric),
+    timestamped now with a 60 s window."""
+    return PodSamples(values={pod_name(i): PodMetric(value=v, timestamp=NOW, window=60) for i, v in enumerate(levels)})
+
+
+def sync(
+    *, current: int = 3, min_r: int = 2, max_r: int = 6, metrics: tuple[MetricSpec, ...] = (CPU,),
+    observations: tuple[Observation, ...] = (), pods: int | None = None, request: int = 500,
+    history: ScaleHistory | None = None, behavior: Behavior | None = None, status: HpaStatus | None = None,
+    problem: SelectorProblem | None = None, status_replicas: int | None = None,
+) -> SyncInput:  # fmt: skip
+    spec = AutoscalerSpec(min_replicas=min_r, max_replicas=max_r, metrics=metrics, behavior=behavior)
+    scale = ScaleTarget(spec_replicas=current, status_replicas=current if status_replicas is None else status_replicas,
+                        selector="name=test-pod")  # fmt: skip
+    return SyncInput(spec=spec, scale=scale, now=NOW, pods=harness_pods(current if pods is None else pods,
+                     requests=[request] * (current if pods is None else pods)),
+                     observations=observations, history=history, selector_problem=problem,
+                     status=status or HpaStatus(current_replicas=current, desired_replicas=current))  # fmt: skip
+
+
+def conditions(d: Decision) -> list[tuple[str, bool, str]]:
+    """The status conditions as (type, status, reason), in status order."""
+    return [(str(c.type), c.status, str(c.reason)) for c in d.status.conditions]

@@ -20,8 +20,10 @@ from controller.algorithm.decision import Outcome
 from controller.algorithm.ratio import Tolerances
 from controller.algorithm.sources import Why
 from controller.algorithm.spec import FetchFailure
-from tests.unit.controller.harness import COOL, HOT, NOW, READINESS, F, T, harness_metrics, harness_pods
-from tests.unit.controller.test_sync import CONFIG, CPU, QPS_EXTERNAL, conditions, cpu_samples, sync
+from tests.unit.controller.harness import (
+    CONFIG, COOL, CPU, HOT, NOW, QPS_EXTERNAL, READINESS, F, T, conditions, harness_metrics, harness_pods, pod_samples,
+    sync,
+)  # fmt: skip
 
 TOL = Tolerances()
 
@@ -97,7 +99,7 @@ def test_average_value_targets_count_no_pods(status_replicas: int, usage: int, e
 
 def test_rule6_an_invalid_metric_with_a_proposal_equal_to_spec_replicas_does_not_block() -> None:
     """computeReplicasForMetrics blocks only when the valid maximum is *below* spec replicas."""
-    d = decide(sync(metrics=(CPU, QPS_EXTERNAL), observations=(cpu_samples(300, 300, 300), FetchFailure(message="x")),
+    d = decide(sync(metrics=(CPU, QPS_EXTERNAL), observations=(pod_samples(300, 300, 300), FetchFailure(message="x")),
                     history=ScaleHistory()), CONFIG)  # fmt: skip
     assert (d.outcome, d.desired_replicas) == (Outcome.NO_CHANGE, 3)
     assert conditions(d)[1] == ("ScalingActive", True, "ValidMetricFound")
@@ -111,7 +113,7 @@ def test_rule8_legacy_stabilization_is_not_bounded_by_current() -> None:
     """The legacy max over the window can exceed current while metrics say "down": upstream then
     scales *up* to the recent recommendation, with the reason decided before normalization."""
     assert bh.stabilize_legacy(RECENT_8, prenormalized=3, now=NOW, window=300).replicas == 8
-    d = decide(sync(current=5, min_r=1, max_r=10, observations=(cpu_samples(100, 100, 100, 100, 100),),
+    d = decide(sync(current=5, min_r=1, max_r=10, observations=(pod_samples(100, 100, 100, 100, 100),),
                     history=ScaleHistory(recommendations=RECENT_8)), CONFIG)  # fmt: skip
     assert (d.outcome, d.desired_replicas, d.rescale_reason) == (Outcome.SCALE, 8, "All metrics below target")
 
@@ -145,6 +147,6 @@ def test_rule9_scale_down_percent_truncates_toward_zero_and_may_go_negative() ->
 )  # fmt: skip
 def test_rule10_any_behavior_field_switches_to_the_behavior_path(behavior: Behavior | None, expected: tuple) -> None:
     config = replace(CONFIG, scale_up_limit_factor=2.0)  # production value
-    d = decide(sync(current=2, min_r=1, max_r=20, behavior=behavior, observations=(cpu_samples(1500, 1500),)), config)
+    d = decide(sync(current=2, min_r=1, max_r=20, behavior=behavior, observations=(pod_samples(1500, 1500),)), config)
     assert d.trace.steps[0].after == 10  # metrics alone ask for ceil(5 x 2)
     assert (d.desired_replicas, conditions(d)[2][2]) == expected

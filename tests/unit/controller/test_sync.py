@@ -19,53 +19,19 @@ from controller.algorithm.behavior import (
     ScalingRules,
 )
 from controller.algorithm.conditions import ConditionType, EventReason
-from controller.algorithm.pods import PodMetric, ReadinessConfig
+from controller.algorithm.pods import PodMetric
 from controller.algorithm.spec import (
-    AutoscalerSpec, ControllerConfig, ExternalSamples, FetchFailure, HpaStatus, MetricSpec, MetricTarget,
-    ObjectRef, ObjectSample, PodSamples, ScaleTarget, SelectorProblem, SourceType, SyncInput, TargetType,
+    ExternalSamples, FetchFailure, HpaStatus, MetricSpec, MetricTarget,
+    ObjectRef, ObjectSample, PodSamples, SelectorProblem, SourceType, TargetType,
 )  # fmt: skip
-from tests.unit.controller.harness import NOW, harness_pods
-
-CONFIG = ControllerConfig(
-    readiness=ReadinessConfig(cpu_initialization_period=120, initial_readiness_delay=10),
-    scale_up_limit_factor=8.0, configurable_tolerance=False,
+from tests.unit.controller.harness import (
+    ABLE, ACTIVE, CONFIG, CPU, LIMITED, NOW, QPS_EXTERNAL, conditions, pod_samples, sync,
 )  # fmt: skip
-CPU = MetricSpec(type=SourceType.RESOURCE, name="cpu",
-                 target=MetricTarget(type=TargetType.UTILIZATION, average_utilization=30))  # fmt: skip
-QPS_EXTERNAL = MetricSpec(type=SourceType.EXTERNAL, name="qps", selector="<nil>",
-                          target=MetricTarget(type=TargetType.VALUE, value=1000))  # fmt: skip
-
-
-def cpu_samples(*levels: int) -> PodSamples:
-    """Per-pod usage (both containers summed), timestamped now with a 60 s window."""
-    return PodSamples(values={f"test-pod-{i}": PodMetric(value=v, timestamp=NOW, window=60) for i, v in enumerate(levels)})
-
-
-def sync(
-    *, current: int = 3, min_r: int = 2, max_r: int = 6, metrics: tuple = (CPU,), observations: tuple = (),
-    pods: int | None = None, request: int = 500, history: ScaleHistory | None = None, behavior: Behavior | None = None,
-    status: HpaStatus | None = None, problem: SelectorProblem | None = None, status_replicas: int | None = None,
-    config: ControllerConfig = CONFIG,
-) -> SyncInput:  # fmt: skip
-    spec = AutoscalerSpec(min_replicas=min_r, max_replicas=max_r, metrics=metrics, behavior=behavior)
-    scale = ScaleTarget(spec_replicas=current, status_replicas=current if status_replicas is None else status_replicas,
-                        selector="name=test-pod")  # fmt: skip
-    return SyncInput(spec=spec, scale=scale, now=NOW, pods=harness_pods(current if pods is None else pods,
-                     requests=[request] * (current if pods is None else pods)),
-                     observations=observations, history=history, selector_problem=problem,
-                     status=status or HpaStatus(current_replicas=current, desired_replicas=current))  # fmt: skip
-
-
-def conditions(d: object) -> list[tuple[str, bool, str]]:
-    return [(str(c.type), c.status, str(c.reason)) for c in d.status.conditions]  # type: ignore[attr-defined]
-
-
-ABLE, ACTIVE, LIMITED = "AbleToScale", "ScalingActive", "ScalingLimited"
 
 
 def test_scale_up_writes_and_reports_like_upstream() -> None:
     """TestScaleUp: 3 pods at 30/50/70% of request, target 30% -> 5."""
-    d = decide(sync(observations=(cpu_samples(300, 500, 700),)), CONFIG)
+    d = decide(sync(observations=(pod_samples(300, 500, 700),)), CONFIG)
     assert (d.outcome, d.desired_replicas, d.write) == (Outcome.SCALE, 5, True)
     assert d.status.desired_replicas == 3  # unchanged until the write is known to have worked
     done = complete(d, write_error=None, now=NOW)
@@ -83,7 +49,7 @@ def test_scale_up_writes_and_reports_like_upstream() -> None:
 
 def test_failed_write_keeps_the_previous_desired_count() -> None:
     """TestConditionFailedUpdateScale."""
-    d = decide(sync(min_r=1, max_r=5, observations=(cpu_samples(450, 450, 450),)), CONFIG)
+    d = decide(sync(min_r=1, max_r=5, observations=(pod_samples(450, 450, 450),)), CONFIG)
     failed = complete(d, write_error="conflict", now=NOW)
     assert failed.outcome is Outcome.WRITE_FAILED
     assert conditions(failed)[0] == (ABLE, False, "FailedUpdateScale")
@@ -154,7 +120,7 @@ def test_a_failed_metric_blocks_a_scale_down() -> None:
     """TestNoScaleDownOneMetricEmpty: cpu says 3, the external metric failed -> no scaling."""
     d = decide(sync(current=5, metrics=(replace(CPU, target=MetricTarget(type=TargetType.UTILIZATION,
                                                                         average_utilization=50)), QPS_EXTERNAL),
-                    observations=(cpu_samples(100, 300, 500, 250, 250), FetchFailure(message="boom")),
+                    observations=(pod_samples(100, 300, 500, 250, 250), FetchFailure(message="boom")),
                     history=ScaleHistory()), CONFIG)  # fmt: skip
     assert (d.outcome, d.write, d.desired_replicas, d.status.desired_replicas) == (Outcome.BLOCKED, False, 5, 5)
     assert conditions(d) == [(ABLE, True, "SucceededGetScale"), (ACTIVE, False, "FailedGetExternalMetric")]
@@ -166,7 +132,7 @@ def test_a_failed_metric_blocks_a_scale_down() -> None:
 
 def test_a_failed_metric_does_not_block_a_scale_up() -> None:
     """TestScaleUpOneMetricInvalid: the valid metric scales up; the error is still returned."""
-    d = decide(sync(metrics=(CPU, MetricSpec(type="CheddarCheese")), observations=(cpu_samples(300, 400, 500),)), CONFIG)
+    d = decide(sync(metrics=(CPU, MetricSpec(type="CheddarCheese")), observations=(pod_samples(300, 400, 500),)), CONFIG)
     assert (d.outcome, d.desired_replicas) == (Outcome.SCALE, 4)
     assert conditions(d)[1] == (ACTIVE, True, "ValidMetricFound")
     assert d.error is not None and 'unknown metric source type "CheddarCheese"' in d.error
@@ -179,7 +145,7 @@ def test_only_an_unknown_metric_type_reports_invalid_metric_source_type() -> Non
 
 def test_the_first_sync_holds_a_downscale_for_the_window() -> None:
     """TestScaleDownStabilizeInitialSize: with no history, {current, now} is recorded first."""
-    low = cpu_samples(50, 50, 50)  # 5% of request: metrics say 1 replica
+    low = pod_samples(50, 50, 50)  # 5% of request: metrics say 1 replica
     first = decide(sync(min_r=1, observations=(low,)), CONFIG)
     assert (first.outcome, first.desired_replicas) == (Outcome.NO_CHANGE, 3)
     assert conditions(first)[0] == (ABLE, True, "ScaleDownStabilized")
@@ -193,7 +159,7 @@ def test_legacy_stabilization_uses_the_max_recent_recommendation() -> None:
     history = ScaleHistory(recommendations=(Recommendation(replicas=10, timestamp=NOW - 600),
                                             Recommendation(replicas=4, timestamp=NOW - 60)))  # fmt: skip
     cpu100 = replace(CPU, target=MetricTarget(type=TargetType.UTILIZATION, average_utilization=100))
-    d = decide(sync(current=4, min_r=1, max_r=5, metrics=(cpu100,), observations=(cpu_samples(50, 50, 50),),
+    d = decide(sync(current=4, min_r=1, max_r=5, metrics=(cpu100,), observations=(pod_samples(50, 50, 50),),
                     pods=3, history=history), CONFIG)  # fmt: skip
     assert (d.outcome, d.desired_replicas) == (Outcome.NO_CHANGE, 4)
     assert conditions(d)[0] == (ABLE, True, "ScaleDownStabilized")
@@ -207,7 +173,7 @@ def test_behavior_policies_cap_the_scale_up_and_events_are_recorded() -> None:
         ScalingPolicy(type=PolicyType.PERCENT, value=700, period_seconds=60),)))  # fmt: skip
     cpu10 = replace(CPU, target=MetricTarget(type=TargetType.UTILIZATION, average_utilization=10))
     d = decide(sync(min_r=1, max_r=100, metrics=(cpu10,), request=100, behavior=behavior,
-                    observations=(cpu_samples(100, 200, 300),)), CONFIG)  # fmt: skip
+                    observations=(pod_samples(100, 200, 300),)), CONFIG)  # fmt: skip
     assert d.desired_replicas == 24
     assert conditions(d)[2] == (LIMITED, True, "ScaleUpLimit")
     done = complete(d, write_error=None, now=NOW)
@@ -228,7 +194,7 @@ def test_the_limit_step_counts_recent_scale_events_like_the_policies() -> None:
     )  # fmt: skip
     cpu10 = replace(CPU, target=MetricTarget(type=TargetType.UTILIZATION, average_utilization=10))
     d = decide(sync(min_r=1, max_r=100, metrics=(cpu10,), request=100, behavior=behavior, history=history,
-                    observations=(cpu_samples(100, 200, 300),)), CONFIG)  # fmt: skip
+                    observations=(pod_samples(100, 200, 300),)), CONFIG)  # fmt: skip
     assert d.desired_replicas == 16
     step = d.trace.steps[-1]
     assert step.note == "recent scale events: +2 in 60s, -1 in 15s; policy limit 16; min 1, max 100"
@@ -236,7 +202,7 @@ def test_the_limit_step_counts_recent_scale_events_like_the_policies() -> None:
 
 def test_configurable_tolerance_needs_the_gate() -> None:
     behavior = Behavior(scale_up=ScalingRules(tolerance=0.5))
-    inp = sync(observations=(cpu_samples(400, 400, 400),), behavior=behavior)  # 40% of 30%: ratio 1.33
+    inp = sync(observations=(pod_samples(400, 400, 400),), behavior=behavior)  # 40% of 30%: ratio 1.33
     assert decide(inp, CONFIG).desired_replicas == 4
     gated = replace(CONFIG, configurable_tolerance=True)
     assert decide(inp, gated).desired_replicas == 3
@@ -244,7 +210,7 @@ def test_configurable_tolerance_needs_the_gate() -> None:
 
 def test_steady_state_does_not_rewrite_status() -> None:
     """TestAvoidUnnecessaryUpdates: feeding the written status back changes nothing."""
-    inp = sync(observations=(cpu_samples(300, 300, 300),), history=ScaleHistory())
+    inp = sync(observations=(pod_samples(300, 300, 300),), history=ScaleHistory())
     first = decide(inp, CONFIG)
     assert first.outcome is Outcome.NO_CHANGE and first.status_changed
     second = decide(replace(inp, status=first.status, history=first.history), CONFIG)
@@ -253,7 +219,7 @@ def test_steady_state_does_not_rewrite_status() -> None:
 
 
 def test_condition_positions_and_transition_times_follow_upstream() -> None:
-    inp = sync(observations=(cpu_samples(300, 300, 300),), history=ScaleHistory())
+    inp = sync(observations=(pod_samples(300, 300, 300),), history=ScaleHistory())
     first = decide(inp, CONFIG)
     later = replace(inp, now=NOW + 15, status=first.status, history=first.history,
                     observations=(FetchFailure(message="down"),))  # fmt: skip
@@ -273,7 +239,7 @@ def test_failed_get_scale() -> None:
 
 
 def test_the_trace_explains_the_decision_and_serialises() -> None:
-    d = complete(decide(sync(observations=(cpu_samples(300, 500, 700),)), CONFIG), write_error=None, now=NOW)
+    d = complete(decide(sync(observations=(pod_samples(300, 500, 700),)), CONFIG), write_error=None, now=NOW)
     text = d.explain()
     assert text.splitlines()[0] == (
         "scaled: 3 -> 5 replicas (cpu resource utilization (percentage of request) above target)")
@@ -316,5 +282,5 @@ def test_a_jump_into_range_is_recorded_as_a_scale_event_with_a_behavior() -> Non
 def test_failed_get_scale_keeps_no_history_so_the_next_sync_records_its_first_recommendation() -> None:
     d = failed_get_scale(HpaStatus(current_replicas=3, desired_replicas=3), "timeout", now=NOW, history=None)
     assert d.history is None
-    later = decide(sync(min_r=1, observations=(cpu_samples(50, 50, 50),), history=d.history), CONFIG)
+    later = decide(sync(min_r=1, observations=(pod_samples(50, 50, 50),), history=d.history), CONFIG)
     assert later.desired_replicas == 3  # held by the recorded initial recommendation
