@@ -87,17 +87,17 @@ class PrometheusClient:
     def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
         self._session: aiohttp.ClientSession | None = None
-        self._flights: SingleFlight[tuple[Any, ...], list[Sample]] = SingleFlight()
+        self._flights: SingleFlight[tuple[str, float | None], list[Sample]] = SingleFlight()
         parts = urlsplit(settings.url)
         # `--prometheus-url` may carry a path prefix and query parameters of its own: both go in
         # front of every API call's, encoded once here.
         self._endpoint = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
         self._base_query = urlencode(parse_qsl(parts.query, keep_blank_values=True))
         self._authorization = _authorization(settings)
-        # Most calls use the default deadline: its two forms are built once.
-        self._default_timeout = aiohttp.ClientTimeout(total=settings.timeout)
-        self._default_timeout_param = _fmt_seconds(settings.timeout)
-        self._encoded_queries: dict[tuple[str, str], str] = {}
+        # Every call has the same deadline (`--prometheus-timeout`): its two forms are built once.
+        self._timeout = aiohttp.ClientTimeout(total=settings.timeout)
+        self._timeout_param = _fmt_seconds(settings.timeout)
+        self._encoded_queries: dict[str, str] = {}
 
     async def start(self) -> None:
         if self._session is not None:
@@ -142,23 +142,19 @@ class PrometheusClient:
         await self.close()
 
     # -- PrometheusAPI ----------------------------------------------------------------------
-    async def query(
-        self, promql: PromQL, *, time: float | None = None, timeout: float | None = None
-    ) -> list[Sample]:
+    async def query(self, promql: PromQL, *, time: float | None = None) -> list[Sample]:
         text = str(promql)
-        # a caller's own deadline is never another's: the timeout is part of the key
-        return await self._flights.do(("query", text, time, timeout), lambda: self._query(text, time, timeout))
+        return await self._flights.do((text, time), lambda: self._query(text, time))
 
     async def series(
-        self, matchers: Sequence[str], *, start: float, end: float, timeout: float | None = None
+        self, matchers: Sequence[str], *, start: float, end: float
     ) -> list[dict[str, str]]:
         out: list[dict[str, str]] = []
-        await self.series_foreach(matchers, start=start, end=end, sink=out.append, timeout=timeout)
+        await self.series_foreach(matchers, start=start, end=end, sink=out.append)
         return out
 
     async def series_foreach(
-        self, matchers: Sequence[str], *, start: float, end: float, sink: SeriesSink,
-        timeout: float | None = None,
+        self, matchers: Sequence[str], *, start: float, end: float, sink: SeriesSink
     ) -> int:
         path = "/api/v1/series"
         params = [("match[]", m) for m in matchers]
@@ -183,41 +179,39 @@ class PrometheusClient:
             return len(data)
 
         try:
-            return await self._request(path, urlencode(params), read, timeout=timeout,
-                                       force_post=True)
+            return await self._request(path, urlencode(params), read, force_post=True)
         except StreamError as exc:
             raise errors.PrometheusBadResponse(str(exc), path=path) from None
 
     # -- internals --------------------------------------------------------------------------
-    async def _query(self, promql: str, at: float | None, timeout: float | None) -> list[Sample]:
+    async def _query(self, promql: str, at: float | None) -> list[Sample]:
         path = "/api/v1/query"
-        deadline = _fmt_seconds(timeout) if timeout else self._default_timeout_param
         if at is None:
-            encoded = self._encoded_query(promql, deadline)
+            encoded = self._encoded_query(promql)
         else:
-            encoded = urlencode([("query", promql), ("timeout", deadline), ("time", _fmt_time(at))])
+            encoded = urlencode([("query", promql), ("timeout", self._timeout_param),
+                                 ("time", _fmt_time(at))])
 
         async def read(resp: aiohttp.ClientResponse) -> list[Sample]:
             body = await _read_error_body(resp) if resp.status != 200 else await _read_json(resp)
             data = self._raise_for_document(path, resp.status, body)
             return _parse_query_data(data, path)
 
-        return await self._request(path, encoded, read, timeout=timeout)
+        return await self._request(path, encoded, read)
 
-    def _encoded_query(self, promql: str, deadline: str) -> str:
-        key = (promql, deadline)
+    def _encoded_query(self, promql: str) -> str:
         kept = self._encoded_queries
-        encoded = kept.pop(key, None)
+        encoded = kept.pop(promql, None)
         if encoded is None:
-            encoded = urlencode([("query", promql), ("timeout", deadline)])
+            encoded = urlencode([("query", promql), ("timeout", self._timeout_param)])
             if len(kept) >= _MAX_ENCODED_QUERIES:
                 del kept[next(iter(kept))]  # the least recently used
-        kept[key] = encoded  # (re)inserted last: dict order is recency order
+        kept[promql] = encoded  # (re)inserted last: dict order is recency order
         return encoded
 
     async def _request(
         self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Awaitable[T]],
-        *, timeout: float | None, force_post: bool = False,
+        *, force_post: bool = False,
     ) -> T:
         """`params` is the call's form-encoded parameters (`--prometheus-url`'s own go first)."""
         if self._session is None:
@@ -227,16 +221,15 @@ class PrometheusClient:
         post = (force_post or self.settings.verb == "POST"
                 or len(url) + 1 + len(encoded) > self.settings.max_get_url_length)
         headers = self._auth_headers()
-        client_timeout = aiohttp.ClientTimeout(total=timeout) if timeout else self._default_timeout
         try:
             for attempt_post in ((True,) if post else (False, True)):
                 if attempt_post:
                     headers["Content-Type"] = "application/x-www-form-urlencoded"
                     ctx = self._session.post(url, data=encoded, headers=headers,
-                                             timeout=client_timeout)
+                                             timeout=self._timeout)
                 else:
                     ctx = self._session.get(f"{url}?{encoded}", headers=headers,
-                                            timeout=client_timeout)
+                                            timeout=self._timeout)
                 async with ctx as resp:
                     if resp.status == 414 and not attempt_post:
                         continue  # URI too long for something in between: retry as POST
@@ -244,7 +237,7 @@ class PrometheusClient:
             raise AssertionError("unreachable")  # pragma: no cover
         except asyncio.TimeoutError:
             raise errors.PrometheusTimeout(
-                f"no answer within {client_timeout.total:g}s", path=path) from None
+                f"no answer within {self.settings.timeout:g}s", path=path) from None
         except aiohttp.ClientConnectionError as exc:
             raise errors.PrometheusUnreachable(f"{type(exc).__name__}: {exc}", path=path) from None
         except aiohttp.ClientPayloadError as exc:
