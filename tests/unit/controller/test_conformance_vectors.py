@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from tests import paths
 
-REPO = Path(__file__).resolve().parents[3]
 VECTORS = paths.VECTORS
 FILES = sorted(VECTORS.glob("hpa*.json"))
 
@@ -26,7 +25,7 @@ def test_vector_files_are_present() -> None:
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in FILES])
 def test_controller_conformance_runner_passes(path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, str(REPO / "hack" / "conformance.py"), "controller", str(path)],
+        [sys.executable, str(paths.REPO / "hack" / "conformance.py"), "controller", str(path)],
         capture_output=True, text=True, timeout=10, check=False,
     )  # fmt: skip
     lines = proc.stdout.strip().splitlines()
