@@ -95,16 +95,19 @@ class Forbidden(StatusError):
     @classmethod
     def for_request(cls, *, user: str, verb: str, resource: str = "", group: str = "",
                     name: str = "", namespace: str = "", subresource: str = "",
-                    path: str = "") -> Forbidden:
-        """kube-apiserver's wording for a denied request (resource or non-resource)."""
-        if not resource:
-            return cls(f'forbidden: User "{user}" cannot {verb} path "{path}"')
+                    path: str = "", reason: str = "") -> Forbidden:
+        """kube-apiserver's wording for a denied request: a non-resource request gives its `path`,
+        a resource request its attributes (and no path). The authorizer's `reason`, if any, is
+        appended after a colon, as k8s.io/apiserver's `ForbiddenStatusError` does."""
+        suffix = f": {reason}" if reason else ""
+        if path and not resource:
+            return cls(f'forbidden: User "{user}" cannot {verb} path "{path}"{suffix}')
         # The subject names the resource alone; the subresource appears only after "cannot <verb>".
         target = qualified_resource(resource, group)
         subject = f'{target} "{name}"' if name else target
         where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
         message = (f'{subject} is forbidden: User "{user}" cannot {verb} resource '
-                   f'"{resource}{"/" + subresource if subresource else ""}" in API group "{group}"{where}')
+                   f'"{resource}{"/" + subresource if subresource else ""}" in API group "{group}"{where}{suffix}')
         return cls(message, details=_object_details(resource, group, name))
 
 

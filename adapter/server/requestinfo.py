@@ -18,7 +18,7 @@ from typing import Any
 from adapter.kube.identity import UserInfo
 from kubecommon.fieldselectors import parse_field_selector
 from kubecommon.selectors import SelectorError
-from kubecommon.status import Forbidden, qualified_resource
+from kubecommon.status import Forbidden
 
 __all__ = ["RequestInfo", "derive_request_info", "forbidden", "review_spec"]
 
@@ -119,18 +119,9 @@ def review_spec(user: UserInfo, info: RequestInfo) -> dict[str, Any]:
 
 
 def forbidden(user: UserInfo, info: RequestInfo, reason: str = "") -> Forbidden:
-    """The 403 Status k8s.io/apiserver writes for a denied request.
-
-    `<resource>.<group> "<name>" is forbidden: User "<u>" cannot <verb> resource "<res>[/<sub>]" in
-    API group "<g>" in the namespace "<ns>"` (the qualified resource excludes the subresource).
-    """
-    suffix = f": {reason}" if reason else ""
+    """The 403 Status k8s.io/apiserver writes for this denied request (`Forbidden.for_request`)."""
     if not info.is_resource_request:
-        return Forbidden(f'forbidden: User "{user.name}" cannot {info.verb} path "{info.path}"{suffix}')
-    qualified = qualified_resource(info.resource, info.api_group)
-    subject = f'{qualified} "{info.name}"' if info.name else qualified
-    target = info.resource + (f"/{info.subresource}" if info.subresource else "")
-    where = f' in the namespace "{info.namespace}"' if info.namespace else " at the cluster scope"
-    details = {"name": info.name, "kind": info.resource, **({"group": info.api_group} if info.api_group else {})}
-    return Forbidden(f'{subject} is forbidden: User "{user.name}" cannot {info.verb} resource "{target}" '
-                     f'in API group "{info.api_group}"{where}{suffix}', details=details)
+        return Forbidden.for_request(user=user.name, verb=info.verb, path=info.path, reason=reason)
+    return Forbidden.for_request(user=user.name, verb=info.verb, resource=info.resource, group=info.api_group,
+                                 name=info.name, namespace=info.namespace, subresource=info.subresource,
+                                 reason=reason)

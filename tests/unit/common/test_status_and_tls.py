@@ -50,6 +50,14 @@ def test_forbidden_wording_matches_kube_apiserver() -> None:
     assert path.message == 'forbidden: User "jane" cannot get path "/metrics"'
 
 
+def test_forbidden_carries_the_authorizers_reason_after_a_colon() -> None:
+    resource = status.Forbidden.for_request(user="jane", verb="list", resource="nodes", group="metrics.k8s.io",
+                                            reason="no RBAC policy matched")
+    assert resource.message.endswith('at the cluster scope: no RBAC policy matched')
+    path = status.Forbidden.for_request(user="jane", verb="get", path="/metrics", reason="no RBAC policy matched")
+    assert path.message == 'forbidden: User "jane" cannot get path "/metrics": no RBAC policy matched'
+
+
 @pytest.mark.parametrize(("code", "kind"), [
     pytest.param(400, status.BadRequest, id="400"), pytest.param(401, status.Unauthorized, id="401"),
     pytest.param(403, status.Forbidden, id="403"), pytest.param(404, status.NotFound, id="404"),
