@@ -177,6 +177,7 @@ async def test_repeated_request_reuses_the_rendered_query_but_asks_prometheus_ag
     second = await service.get(_request("web-0"))
     assert [format_milli(r.items[0].milli) for r in (first, second)] == ["1", "2"], "values are never cached"
     assert [q for q, _ in prom.query_calls] == [Q_ONE, Q_ONE]
+    assert len(service._queries) == 1, "the second request reused the first one's rendered query"
 
 
 class _BrokenCaches:
