@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.algorithm import behavior as bh
 from controller.algorithm import pods as pd
-from controller.algorithm.conditions import Condition, ConditionType, Reason
+from controller.algorithm.conditions import Condition, ConditionType, Event, EventReason, EventType, Reason
 from controller.algorithm.decision import Decision, Outcome
 from controller.algorithm.errors import MetricError
 from controller.algorithm.spec import (
@@ -216,7 +216,8 @@ def reconcile(i: Json) -> Json:
     status_update = _status_update(d, hpa.get("status") or {})
     events = [e.to_dict() for e in d.events]
     if failures.get("status_update_error") and status_update:  # upstream updateStatus's Warning
-        events.append({"type": "Warning", "reason": "FailedUpdateStatus", "message": "injected status update error"})
+        events.append(Event(type=EventType.WARNING, reason=EventReason.FAILED_UPDATE_STATUS,
+                            message="injected status update error").to_dict())  # fmt: skip
     cpu = next((m.average_utilization for m in d.status.current_metrics
                 if m is not None and m.type is SourceType.RESOURCE and m.name == "cpu"), None)  # fmt: skip
     return {
