@@ -29,7 +29,7 @@ from adapter.rules.compile import CompiledConfig, CompiledResourceQuery, Compile
 from adapter.rules.lint import Finding, Severity, lint_config
 from adapter.rules.resources import NAMESPACES, PODS, GroupResource, is_root_scoped_for_discovery
 
-__all__ = ["RuleReport", "explain_series", "main", "report_lines", "summarize", "summarize_blocks"]
+__all__ = ["RuleReport", "explain_series", "main", "report_lines", "summarize_blocks"]
 
 _EXAMPLE_NAME = re.compile(r'^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)|__name__\s*=\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"')
 
@@ -96,11 +96,6 @@ def summarize_blocks(compiled: CompiledConfig) -> list[tuple[str, list[str]]]:
         for rq in (compiled.resource.cpu, compiled.resource.memory):
             blocks.append((rq.ref.location, _resource_lines(rq)))
     return blocks
-
-
-def summarize(compiled: CompiledConfig) -> list[str]:
-    """The summary as lines (pure; used by the CLI and tests)."""
-    return [line for _, lines in summarize_blocks(compiled) for line in lines]
 
 
 def print_summary(compiled: CompiledConfig, findings: Sequence[Finding], out: TextIO, *, quiet: bool = False) -> None:
