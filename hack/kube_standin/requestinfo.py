@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from kubecommon.fieldselectors import parse_field_selector
+from kubecommon.selectors import SelectorError
+
 _METHOD_VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update",
                  "PATCH": "patch", "DELETE": "delete"}
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
@@ -68,10 +71,10 @@ def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInf
 
 
 def _name_from_field_selector(text: str) -> str:
-    for term in text.split(","):
-        for op in ("==", "="):
-            field, sep, value = term.partition(op)
-            if sep and field.strip() == "metadata.name" and "!" not in field:
-                value = value.strip()
-                return value if value and "/" not in value and value not in (".", "..") else ""
-    return ""
+    """A list pinned by `metadata.name=<x>` is authorized as that name (upstream
+    RequiresExactMatch); a selector that does not parse pins nothing (the list answers 400)."""
+    try:
+        value = parse_field_selector(text).value_for("metadata.name")
+    except SelectorError:
+        return ""
+    return value if value and "/" not in value and value not in (".", "..") else ""
