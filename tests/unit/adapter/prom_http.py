@@ -25,7 +25,6 @@ class Recorded:
     path: str
     params: MultiDict[str]
     headers: dict[str, str]
-    url_length: int
     peer_cn: str | None
 
 
@@ -79,8 +78,7 @@ class FakePromHTTP:
             subject = dict(x[0] for x in ssl_obj.getpeercert()["subject"])
             peer_cn = subject.get("commonName")
         rec = Recorded(method=request.method, path=request.path, params=params,
-                       headers=dict(request.headers), url_length=len(str(request.rel_url)),
-                       peer_cn=peer_cn)
+                       headers=dict(request.headers), peer_cn=peer_cn)
         self.requests.append(rec)
         return await self.handler(rec)
 

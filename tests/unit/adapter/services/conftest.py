@@ -78,8 +78,8 @@ def compiled() -> CompiledConfig:
     return compile_config(parse_config(RULES, source="rules.yaml"))
 
 
-def registry(config: CompiledConfig | None = None) -> Registry:
-    return build_registry(config or compiled(), SERIES)
+def registry() -> Registry:
+    return build_registry(compiled(), SERIES)
 
 
 def sample(value: float, ts: float = T, **labels: str) -> Sample:
