@@ -178,8 +178,7 @@ def _spec(hpa: Json) -> AutoscalerSpec:
 def _sync(i: Json, hpa: Json, hist: bh.ScaleHistory | None, failures: Json) -> Decision:
     spec = _spec(hpa)
     listed, problem = _selection(i, hpa)
-    scale = ScaleTarget(spec_replicas=i["scale"]["spec_replicas"], status_replicas=i["scale"]["status_replicas"],
-                        selector=i["scale"].get("status_selector") or "")  # fmt: skip
+    scale = ScaleTarget(spec_replicas=i["scale"]["spec_replicas"], status_replicas=i["scale"]["status_replicas"])
     inp = SyncInput(spec=spec, scale=scale, now=NOW, status=_status(hpa.get("status") or {}), pods=listed,
                     history=hist, observations=tuple(_observe(m, i, failures) for m in spec.metrics),
                     selector_problem=problem)  # fmt: skip

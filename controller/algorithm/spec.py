@@ -73,11 +73,11 @@ class AutoscalerSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScaleTarget:
-    """The target's `/scale`: spec and status replicas and the status selector string."""
+    """The target's `/scale` replicas. Its status selector is the caller's to resolve: into
+    `SyncInput.pods`, or into a `SelectorProblem`."""
 
     spec_replicas: int
     status_replicas: int
-    selector: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

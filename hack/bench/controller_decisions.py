@@ -62,7 +62,7 @@ def build_input(n_pods: int, now: float = 10_000.0) -> SyncInput:
     history = ScaleHistory(recommendations=tuple(
         Recommendation(replicas=n_pods, timestamp=now - 15 * k) for k in range(1, 21)))  # fmt: skip
     return SyncInput(
-        spec=spec, scale=ScaleTarget(spec_replicas=n_pods, status_replicas=n_pods, selector="app=web"),
+        spec=spec, scale=ScaleTarget(spec_replicas=n_pods, status_replicas=n_pods),
         now=now, pods=tuple(pods), history=history,
         observations=(PodSamples(values=cpu), PodSamples(values=qps),
                       ExternalSamples(values=(25_000 * n_pods,), timestamp=now - 10)),

@@ -94,8 +94,7 @@ def sync(
     problem: SelectorProblem | None = None, status_replicas: int | None = None,
 ) -> SyncInput:  # fmt: skip
     spec = AutoscalerSpec(min_replicas=min_r, max_replicas=max_r, metrics=metrics, behavior=behavior)
-    scale = ScaleTarget(spec_replicas=current, status_replicas=current if status_replicas is None else status_replicas,
-                        selector="name=test-pod")  # fmt: skip
+    scale = ScaleTarget(spec_replicas=current, status_replicas=current if status_replicas is None else status_replicas)
     return SyncInput(spec=spec, scale=scale, now=NOW, pods=harness_pods(current if pods is None else pods,
                      requests=[request] * (current if pods is None else pods)),
                      observations=observations, history=history, selector_problem=problem,

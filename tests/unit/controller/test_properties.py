@@ -123,7 +123,7 @@ def sync_inputs(draw: st.DrawFn) -> SyncInput:
     return SyncInput(
         spec=AutoscalerSpec(min_replicas=min_r, max_replicas=max_r, metrics=tuple(m for m, _ in metrics),
                             behavior=behavior),
-        scale=ScaleTarget(spec_replicas=current, status_replicas=current + rng.randint(0, 1), selector="app=web"),
+        scale=ScaleTarget(spec_replicas=current, status_replicas=current + rng.randint(0, 1)),
         now=NOW, pods=pods, observations=tuple(o for _, o in metrics), history=_history(rng),
     )  # fmt: skip
 
