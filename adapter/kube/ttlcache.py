@@ -1,8 +1,9 @@
 """A bounded LRU cache whose entries expire: the store behind TokenReview and SAR caching.
 
 Job: remember review answers for a short TTL (10 s by default upstream), evicting the least
-recently used entry beyond `max_entries` so a flood of distinct tokens or request attributes
-cannot grow memory without bound. The clock is a parameter (`now`), so tests need no sleeps.
+recently used entry beyond `max_entries` (kubecommon.lru) so a flood of distinct tokens or request
+attributes cannot grow memory without bound. The clock is a parameter (`now`), so tests need no
+sleeps.
 
 Non-goals: thread safety (used from one event loop), negative/positive TTL policy (callers
 pass the expiry per entry). Pure: no I/O, no clock reads.
@@ -10,24 +11,20 @@ pass the expiry per entry). Pure: no I/O, no clock reads.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections.abc import Hashable
 from typing import Generic, TypeVar
+
+from kubecommon.lru import LRUCache
 
 __all__ = ["TTLCache"]
 
-K = TypeVar("K")
+K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
 class TTLCache(Generic[K, V]):
     def __init__(self, max_entries: int) -> None:
-        if max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
-        self._max = max_entries
-        self._entries: OrderedDict[K, tuple[float, V]] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
+        self._entries: LRUCache[K, tuple[float, V]] = LRUCache(max_entries)
 
     def get(self, key: K, *, now: float) -> V | None:
         entry = self._entries.get(key)
@@ -35,16 +32,9 @@ class TTLCache(Generic[K, V]):
             return None
         expires_at, value = entry
         if now >= expires_at:
-            del self._entries[key]
+            self._entries.discard(key)
             return None
-        self._entries.move_to_end(key)
         return value
 
     def put(self, key: K, value: V, *, expires_at: float) -> None:
-        self._entries[key] = (expires_at, value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        self._entries.clear()
+        self._entries.put(key, (expires_at, value))
