@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -319,10 +317,3 @@ def cluster_objects(pods: Sequence[FakePod], *, deployments: bool = True) -> lis
                                                "spec": {"containers": [{"name": "app", "image": "app"}]}}}})
     return objs
 
-
-def temp_workdir(prefix: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix))
-
-
-def remove_workdir(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
