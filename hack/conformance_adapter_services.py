@@ -112,7 +112,7 @@ def check_custom_errors(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
             PrometheusClient._raise_for_document("/api/v1/query", int(data["prometheus_http_status"]),
                                                  data.get("prometheus_body", ""))
         except prom_errors.PrometheusError as err:
-            prom.queries = _AlwaysRaise(err)
+            prom.queries = _Always(err)
     objects = _pods(namespace, data.get("kube_list_result_names", ["web-1"]))
     try:
         got = _custom_call(case, prom, objects)
@@ -121,22 +121,22 @@ def check_custom_errors(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
     return Result(False, _want_status(expected), f"200 with {got}")
 
 
-class _AlwaysRaise(dict):  # type: ignore[type-arg]
-    """A FakePrometheus answer table whose every entry is the same error."""
+class _Always(dict):  # type: ignore[type-arg]
+    """A FakePrometheus answer table giving every query the same answer (samples or an error)."""
 
-    def __init__(self, error: Exception) -> None:
+    def __init__(self, answer: list[Sample] | Exception) -> None:
         super().__init__()
-        self.error = error
+        self.answer = answer
 
     def get(self, key: Any, default: Any = None) -> Any:
-        return self.error
+        return self.answer
 
 
 def check_custom_response(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     from adapter.server import render_metrics
 
     data, expected = case["input"], case["expected"]
-    prom = FakePrometheus(queries=_AlwaysAnswer([_sample(i) for i in data["prometheus_vector"]]))
+    prom = FakePrometheus(queries=_Always([_sample(i) for i in data["prometheus_vector"]]))
     path, _ = _parse_http(data["http"])
     names = [i["metric"]["kubernetes_pod_name"] for i in data["prometheus_vector"]]
     result, version = _custom_call(case, prom, _pods(path.split("/")[5], names))
@@ -144,15 +144,6 @@ def check_custom_response(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
     for item in (*body["items"], *expected["body"]["items"]):
         item["timestamp"] = "<ts>"
     return _result({"status": expected.get("status", 200), "body": expected["body"]}, {"status": 200, "body": body})
-
-
-class _AlwaysAnswer(dict):  # type: ignore[type-arg]
-    def __init__(self, samples: list[Sample]) -> None:
-        super().__init__()
-        self.samples = samples
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return self.samples
 
 
 def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -166,7 +157,7 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     compiled = _compile({"externalRules": [rule]})
     registry = build_registry(compiled, {compiled.external[0].series_query: [_series_from_rule(compiled.external[0])]})
     result = data.get("prometheus_result", {"result": []})
-    prom = FakePrometheus(queries=_AlwaysAnswer(_decoded(result)))
+    prom = FakePrometheus(queries=_Always(_decoded(result)))
     path, params = _parse_http(data.get("http", "GET /apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_depth"))
     try:
         request = parse_path(path.split("/", 4)[4], params.get("labelSelector"))
