@@ -131,10 +131,8 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
         reason = c.RESCALE_ABOVE_MAX if above else c.RESCALE_BELOW_MIN
         step = TraceStep(stage=Stage.RANGE, before=current, after=desired, reason=reason)
         # Upstream stores this scale event too when a behavior is set.
-        behavior = None if spec.behavior is None else effective_behavior(
-            spec.behavior, downscale_stabilization=int(config.downscale_stabilization))  # fmt: skip
         return _final(inp, history, outcome=Outcome.SCALE, desired=desired, conds=conds, steps=(step,),
-                      rescale_reason=reason, behavior=behavior)  # fmt: skip
+                      rescale_reason=reason, behavior=_effective_behavior(spec, config))  # fmt: skip
     if inp.selector_problem is not None:
         p = inp.selector_problem
         conds = _set(conds, ConditionType.SCALING_ACTIVE, False, p.condition_reason, p.condition_message, now)
@@ -146,6 +144,13 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
         return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(),
                       events=events, error=p.event_message)  # fmt: skip
     return _from_metrics(inp, config, current, conds, history)
+
+
+def _effective_behavior(spec: AutoscalerSpec, config: ControllerConfig) -> Behavior | None:
+    """The behavior with API defaults and the controller's downscale window; None: legacy path."""
+    if spec.behavior is None:
+        return None
+    return effective_behavior(spec.behavior, downscale_stabilization=int(config.downscale_stabilization))
 
 
 def _set(
@@ -244,8 +249,8 @@ def _normalize(
 ) -> _Normalized:
     """Legacy path without `behavior`, else the behavior path; both record the recommendation."""
     spec, now, current = inp.spec, inp.now, inp.scale.spec_replicas
-    behavior = None
-    if spec.behavior is None:
+    behavior = _effective_behavior(spec, config)
+    if behavior is None:
         window = config.downscale_stabilization
         st = stabilize_legacy(history.recommendations, prenormalized=prenormalized, now=now, window=window)
         lim = convert_with_rules(
@@ -257,9 +262,6 @@ def _normalize(
         limits = (f"scale-up limit max({config.scale_up_limit_factor:g} x {current}, "
                   f"{config.scale_up_limit_minimum:g})")  # fmt: skip
     else:
-        behavior = effective_behavior(
-            spec.behavior, downscale_stabilization=int(config.downscale_stabilization)
-        )
         up, down = behavior.scale_up, behavior.scale_down
         assert up is not None and down is not None  # effective_behavior fills both
         st = stabilize_with_behavior(
