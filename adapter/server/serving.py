@@ -100,14 +100,7 @@ class DynamicServingContext:
         self._signature = _signature((files.cert_file, files.key_file))
         self._current = self._build()  # raises on a broken pair: fail at start, not later
         self.listener = self._build()
-        if request_client_certs:
-            self.listener.verify_mode = ssl.CERT_OPTIONAL
         self.listener.sni_callback = self._on_hello
-        self.reloads = 0
-
-    @property
-    def current(self) -> ssl.SSLContext:
-        return self._current
 
     def _build(self) -> ssl.SSLContext:
         ctx = tls.server_ssl_context(self._files.cert_file, self._files.key_file,
@@ -148,7 +141,6 @@ class DynamicServingContext:
             return False
         self._signature = signature
         self._current = fresh
-        self.reloads += 1
         _log.info("reloaded serving certificate from %s", self._files.cert_file)
         return True
 
