@@ -116,8 +116,6 @@ async def serve(options: Options, *, stop: asyncio.Event | None = None) -> None:
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     state.store.close_watchers()
-    if simulator is not None:
-        await simulator.stop()
     await state.aggregator.stop()
     await controllers.stop()
     await runner.cleanup()

@@ -24,7 +24,8 @@ from .resources import ResourceType
 from .store import Event, Key, Obj, Store
 from . import strategies
 
-_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+# k8s.io/apimachinery utilrand alphabet: no vowels, no look-alike digits.
+NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _CONFLICT = "the object has been modified; please apply your changes to the latest version and try again"
 
 
@@ -55,7 +56,7 @@ class ObjectApi:
         return timestamp(self._clock())
 
     def random_suffix(self, n: int = 5) -> str:
-        return "".join(self._random.choice(_NAME_CHARS) for _ in range(n))
+        return "".join(self._random.choice(NAME_CHARS) for _ in range(n))
 
     def _allocate_ip(self) -> str:
         self._next_ip += 1

@@ -24,15 +24,6 @@ class TypeRegistry:
     def all(self) -> list[ResourceType]:
         return list(self._builtin.values()) + list(self._crd.values())
 
-    def group_versions(self) -> dict[str, list[str]]:
-        """group -> versions (CRD versions in their declared order)."""
-        out: dict[str, list[str]] = {}
-        for t in self.all():
-            versions = out.setdefault(t.group, [])
-            if t.version not in versions:
-                versions.append(t.version)
-        return out
-
     def in_group_version(self, group: str, version: str) -> list[ResourceType]:
         return [t for t in self.all() if t.group == group and t.version == version]
 

@@ -2,8 +2,9 @@
 
 Built-in types are a static table mirroring what kube-apiserver registers for the groups in scope;
 custom resources are derived from stored CustomResourceDefinitions. Non-goals: every built-in
-group of a real cluster, conversion between versions of one group (each group has one version
-here, except that core and events.k8s.io Events share one storage, see `events.py`).
+group of a real cluster, general conversion between versions (each group has one version here,
+except that core and events.k8s.io Events, and autoscaling/v1 and v2 HPAs, share one storage,
+see `conversion`).
 """
 
 from __future__ import annotations
@@ -48,10 +49,6 @@ class ResourceType:
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def group_resource(self) -> str:
-        return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property
     def storage_key(self) -> tuple[str, str]:

@@ -24,17 +24,17 @@ import json
 from typing import Any
 
 from .controllers import Controllers, Task
+from .objects import NAME_CHARS
 from .resources import ResourceType
 from .state import State
 from .store import Event, Obj
 
 DEPLOY, RS, STS, PODS = ("apps", "deployments"), ("apps", "replicasets"), ("apps", "statefulsets"), ("", "pods")
-_SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def template_hash(template: Any) -> str:
     digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).digest()
-    return "".join(_SAFE[b % len(_SAFE)] for b in digest[:10])
+    return "".join(NAME_CHARS[b % len(NAME_CHARS)] for b in digest[:10])
 
 
 def _owner_ref(obj: Obj) -> dict[str, Any]:
@@ -67,9 +67,6 @@ class Simulator:
         for storage in (DEPLOY, RS, STS):
             for obj in self._state.store.objects(storage):
                 self._queue(storage, obj["metadata"]["namespace"], obj["metadata"]["name"])
-
-    async def stop(self) -> None:
-        return None
 
     def _rt(self, storage: tuple[str, str]) -> ResourceType:
         rt = self._state.types.types_for_storage(storage)[0]
