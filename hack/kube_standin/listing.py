@@ -166,7 +166,7 @@ async def watch(request: web.Request, store: Store, rt: ResourceType, namespace:
     try:
         await resp.prepare(request)
         chunk: list[bytes] = []
-        if initial and (since is None or query.get("sendInitialEvents") == "true"):
+        if initial:
             for entry in store.entries(rt.storage_key, namespace):
                 if match is None or match(entry.obj):
                     chunk.append(_line(rt, "ADDED", entry.obj, render))

@@ -23,7 +23,7 @@ from .resources import ResourceType
 from .state import State
 from .store import Obj
 
-_SUBRESOURCE_VERBS = {"status": ("get", "patch", "update"), "scale": ("get", "patch", "update")}
+_SUBRESOURCE_VERBS = ("get", "patch", "update")
 
 
 def storage_type(state: State, rt: ResourceType) -> ResourceType:
@@ -34,10 +34,6 @@ def storage_type(state: State, rt: ResourceType) -> ResourceType:
     stored = state.types.lookup(*other)
     assert stored is not None
     return stored
-
-
-def _to_storage(rt: ResourceType, body: Obj) -> Obj:
-    return conversion.to_storage(rt, body)
 
 
 def _out(rt: ResourceType, obj: Obj, status: int = 200, state: State | None = None) -> web.Response:
@@ -59,8 +55,7 @@ async def handle(request: web.Request, state: State, info: RequestInfo) -> web.S
         raise NotFound.for_path()
     if info.subresource:
         return await _subresource(request, state, rt, namespace, info)
-    if info.verb not in rt.verbs and info.verb != "watch" or \
-            info.verb == "watch" and "watch" not in rt.verbs:
+    if info.verb not in rt.verbs:
         raise MethodNotAllowed.for_verb(info.verb, rt.plural, rt.group)
     if len(info.parts) == 1:
         return await _collection(request, state, rt, namespace, info)
@@ -86,8 +81,8 @@ async def _collection(request: web.Request, state: State, rt: ResourceType, name
         if rt.namespaced and not info.namespace:
             raise NotFound.for_path()
         srt = storage_type(state, rt)
-        created = state.api.create(srt, namespace, _to_storage(rt, body), dry_run=_dry(request),
-                                   owned=True)
+        created = state.api.create(srt, namespace, conversion.to_storage(rt, body),
+                                   dry_run=_dry(request), owned=True)
         return _out(rt, created, 201, state)
     if request.method == "DELETE":
         match = listing.matcher(rt, request.query)
@@ -136,7 +131,7 @@ async def _object(request: web.Request, state: State, rt: ResourceType, namespac
         body = await read_body(request)
         if not isinstance(body, dict):
             raise BadRequest("the request body must be an object")
-        return _out(rt, state.api.update(srt, namespace, name, _to_storage(rt, body),
+        return _out(rt, state.api.update(srt, namespace, name, conversion.to_storage(rt, body),
                                          dry_run=_dry(request), owned=True), state=state)
     if request.method == "PATCH":
         return _out(rt, await _patch(request, state, rt, namespace, name, ""))
@@ -160,8 +155,9 @@ async def _patch(request: web.Request, state: State, rt: ResourceType, namespace
         current = listing.view(rt, state.api.get(srt, namespace, name))
     except NotFound:
         if is_apply and not subresource and isinstance(body, dict):
-            return listing.view(rt, state.api.create(srt, namespace, _to_storage(rt, body),
-                                                     dry_run=_dry(request)))
+            created = state.api.create(srt, namespace, conversion.to_storage(rt, body),
+                                       dry_run=_dry(request))
+            return listing.view(rt, created)
         raise
     if is_apply:
         if not isinstance(body, dict):
@@ -172,8 +168,9 @@ async def _patch(request: web.Request, state: State, rt: ResourceType, namespace
         patched = patch.strategic_merge(current, body) if not rt.crd else patch.merge_patch(current, body)
     else:
         patched = patch.apply_patch(current, body, ctype, strategic_allowed=not rt.crd)
-    return listing.view(rt, state.api.update(srt, namespace, name, _to_storage(rt, patched),
-                                             subresource=subresource, dry_run=_dry(request)))
+    updated = state.api.update(srt, namespace, name, conversion.to_storage(rt, patched),
+                               subresource=subresource, dry_run=_dry(request))
+    return listing.view(rt, updated)
 
 
 async def _subresource(request: web.Request, state: State, rt: ResourceType, namespace: str,
@@ -187,7 +184,7 @@ async def _subresource(request: web.Request, state: State, rt: ResourceType, nam
         return await reviews.token_request(request, state, namespace, info.name)
     if not rt_ok:
         raise NotFound.for_path()
-    if info.verb not in _SUBRESOURCE_VERBS.get(sub, ("get", "patch", "update")):
+    if info.verb not in _SUBRESOURCE_VERBS:
         raise MethodNotAllowed.for_verb(info.verb, f"{rt.plural}/{sub}", rt.group)
     if sub == "scale":
         return await _scale(request, state, rt, namespace, info.name)
@@ -198,8 +195,9 @@ async def _subresource(request: web.Request, state: State, rt: ResourceType, nam
         body = await read_body(request)
         if not isinstance(body, dict):
             raise BadRequest("the request body must be an object")
-        return _out(rt, state.api.update(srt, namespace, info.name, _to_storage(rt, body),
-                                         subresource="status", dry_run=_dry(request)))
+        updated = state.api.update(srt, namespace, info.name, conversion.to_storage(rt, body),
+                                   subresource="status", dry_run=_dry(request))
+        return _out(rt, updated)
     return _out(rt, await _patch(request, state, rt, namespace, info.name, "status"))
 
 
