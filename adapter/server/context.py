@@ -15,6 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from adapter.kube.identity import UserInfo
+from adapter.server import discovery_docs as docs
 from adapter.server.authn import Authenticator
 from adapter.server.authz import Authorizer
 from adapter.server.requestinfo import RequestInfo
@@ -30,6 +31,11 @@ class Groups:
     custom: bool = True
     external: bool = True
     resource: bool = False
+
+    def served(self) -> tuple[str, ...]:
+        """The names of the served groups, in discovery order."""
+        return tuple(group for group, on in ((docs.CUSTOM, self.custom), (docs.EXTERNAL, self.external),
+                                             (docs.RESOURCE, self.resource)) if on)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

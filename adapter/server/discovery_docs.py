@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from adapter.server.render_metrics import CUSTOM_GROUP as CUSTOM
+from adapter.server.render_metrics import EXTERNAL_GROUP as EXTERNAL
+from adapter.server.render_metrics import RESOURCE_GROUP as RESOURCE
+
 __all__ = ["CUSTOM", "EXTERNAL", "RESOURCE", "VERSIONS", "api_group", "api_group_list", "custom_resources",
            "external_resources", "resource_list", "resource_metrics_resources"]
 
-CUSTOM = "custom.metrics.k8s.io"
-EXTERNAL = "external.metrics.k8s.io"
-RESOURCE = "metrics.k8s.io"
 # Versions in priority order: the first is the preferred version.
 VERSIONS: dict[str, tuple[str, ...]] = {CUSTOM: ("v1beta2", "v1beta1"), EXTERNAL: ("v1beta1",),
                                         RESOURCE: ("v1beta1",)}

@@ -27,7 +27,7 @@ from adapter.kube import errors as kube_errors
 from adapter.kube.identity import ANONYMOUS
 from adapter.prometheus import errors as prom_errors
 from adapter.rules.query import QueryError
-from adapter.server import negotiation
+from adapter.server import discovery_docs, negotiation
 from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, USER, ServerContext
 from adapter.server.handlers import compact_json
 from adapter.server.requestinfo import RequestInfo, derive_request_info
@@ -174,8 +174,8 @@ def _release_frames(err: BaseException) -> None:
 
 # Metric label values come from the URL: only known values are kept, so that requests for made-up
 # groups, versions or methods cannot create unbounded series in /metrics.
-_GROUPS = frozenset({"", "custom.metrics.k8s.io", "external.metrics.k8s.io", "metrics.k8s.io"})
-_VERSIONS = frozenset({"", "v1beta1", "v1beta2"})
+_GROUPS = frozenset({"", *discovery_docs.VERSIONS})
+_VERSIONS = frozenset({"", *(v for versions in discovery_docs.VERSIONS.values() for v in versions)})
 _VERBS = frozenset({"get", "list", "watch", "head", "post", "put", "patch", "delete", "create", "update",
                     "deletecollection", "options"})
 

@@ -27,11 +27,9 @@ class _Documents:
         self._ctx = ctx
         self._snapshot: Any = None
         self._lists: dict[tuple[str, str], bytes] = {}
-        served = [g for g, on in ((docs.CUSTOM, ctx.groups.custom), (docs.EXTERNAL, ctx.groups.external),
-                                  (docs.RESOURCE, ctx.groups.resource)) if on]
-        self.groups = tuple(served)
-        self.group_list = compact_json(docs.api_group_list(served))
-        self.group_docs = {g: compact_json(docs.api_group(g)) for g in served}
+        self.groups = ctx.groups.served()
+        self.group_list = compact_json(docs.api_group_list(self.groups))
+        self.group_docs = {g: compact_json(docs.api_group(g)) for g in self.groups}
 
     def resource_list(self, group: str, version: str) -> bytes:
         snapshot = self._ctx.registry()

@@ -131,8 +131,7 @@ def v3_documents(groups: tuple[str, ...], version: str) -> dict[str, bytes]:
 
 def register(app: web.Application) -> None:
     ctx = app[CONTEXT]
-    groups = tuple(g for g, on in ((docs.CUSTOM, ctx.groups.custom), (docs.EXTERNAL, ctx.groups.external),
-                                   (docs.RESOURCE, ctx.groups.resource)) if on)
+    groups = ctx.groups.served()
     version = ctx.version.get("gitVersion", "v0.0.0")
     v2 = json.dumps(v2_document(groups, version), separators=(",", ":"), sort_keys=True).encode()
     v3 = v3_documents(groups, version)
