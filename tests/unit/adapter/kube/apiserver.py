@@ -2,7 +2,8 @@
 
 Enough for the kube client tests: paginated LIST with resourceVersion, streamed WATCH with
 ADDED/MODIFIED/DELETED/BOOKMARK events, `410 Expired` for compacted resourceVersions, discovery
-documents, TokenReview and SubjectAccessReview endpoints with call counters.
+documents, TokenReview and SubjectAccessReview endpoints with call counters; `eventually` waits
+for what a watch delivers.
 """
 
 from __future__ import annotations
@@ -14,6 +15,15 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from adapter.kube.config import KubeConfig
+
+
+async def eventually(check, timeout=1.5):
+    """Poll `check()` until it holds; AssertionError after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.01)
 
 
 class FakeAPIServer:

@@ -1,11 +1,11 @@
 """The extension-apiserver-authentication ConfigMap is read at start and followed by a watch."""
 
-import asyncio
-
 import pytest
 
 from adapter.kube.authconfig import AuthConfigWatcher
 from adapter.kube.errors import KubeAPIError
+
+from .apiserver import eventually
 
 CM_PATH = "/api/v1/configmaps"
 
@@ -21,11 +21,7 @@ async def test_changes_reach_the_listener(api):
         assert seen[-1].allowed_names == ("a",)
         await api.put(CM_PATH, "extension-apiserver-authentication", "kube-system",
                       data={"requestheader-allowed-names": '["b"]'})
-        for _ in range(150):
-            if seen[-1].allowed_names == ("b",):
-                break
-            await asyncio.sleep(0.01)
-        assert seen[-1].allowed_names == ("b",)
+        await eventually(lambda: seen[-1].allowed_names == ("b",))
         assert all(c.allowed_names != ("zzz",) for c in seen)
         assert any("fieldSelector=metadata.name%3Dextension-apiserver-authentication" in c for c in api.calls)
     finally:

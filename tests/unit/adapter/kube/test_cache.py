@@ -12,16 +12,10 @@ from adapter.kube.resources import ResourceInfo, ResourceResolver
 from adapter.rules.resources import GroupResource
 from kubecommon.selectors import parse_selector
 
+from .apiserver import eventually
+
 PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
 POD_PATH = "/api/v1/pods"
-
-
-async def eventually(check, timeout=1.5):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
 
 
 async def started(api, **kwargs):
