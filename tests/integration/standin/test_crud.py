@@ -7,17 +7,14 @@ import json
 import pytest
 from kubernetes import client
 
+from tests.integration.standin.manifests import configmap, deployment
+
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
 
-def _cm(name: str, labels: dict[str, str], data: dict[str, str] | None = None) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "labels": labels}, "data": data or {"k": "v"}}
-
-
 def test_kubectl_apply_get_delete_round_trip(kube_standin, standin_namespace):
-    kube_standin.apply(_cm("settings", {"app": "web"}, {"mode": "a"}), namespace=standin_namespace)
-    kube_standin.apply(_cm("settings", {"app": "web"}, {"mode": "b"}), namespace=standin_namespace)
+    kube_standin.apply(configmap("settings", {"app": "web"}, {"mode": "a"}), namespace=standin_namespace)
+    kube_standin.apply(configmap("settings", {"app": "web"}, {"mode": "b"}), namespace=standin_namespace)
     got = json.loads(kube_standin.kubectl("get", "configmap", "settings", "-n", standin_namespace,
                                           "-o", "json").stdout)
     assert got["data"] == {"mode": "b"}
@@ -32,7 +29,7 @@ def test_kubectl_apply_get_delete_round_trip(kube_standin, standin_namespace):
 def test_stale_update_is_a_409_conflict_and_fresh_one_succeeds(kube_standin, standin_namespace):
     with kube_standin.api_client() as api_client:
         v1 = client.CoreV1Api(api_client)
-        created = v1.create_namespaced_config_map(standin_namespace, _cm("c", {}))
+        created = v1.create_namespaced_config_map(standin_namespace, configmap("c"))
         created.data = {"k": "first"}
         updated = v1.replace_namespaced_config_map("c", standin_namespace, created)
         assert int(updated.metadata.resource_version) > int(created.metadata.resource_version)
@@ -44,7 +41,7 @@ def test_stale_update_is_a_409_conflict_and_fresh_one_succeeds(kube_standin, sta
             409, "Conflict", {"name": "c", "kind": "configmaps"})
         assert "the object has been modified" in body["message"]
         with pytest.raises(client.ApiException) as dup:
-            v1.create_namespaced_config_map(standin_namespace, _cm("c", {}))
+            v1.create_namespaced_config_map(standin_namespace, configmap("c"))
         assert (dup.value.status, json.loads(dup.value.body)["reason"]) == (409, "AlreadyExists")
 
 
@@ -56,7 +53,7 @@ def test_invalid_names_are_422_invalid(kube_standin, standin_namespace, name):
     with kube_standin.api_client() as api_client:
         v1 = client.CoreV1Api(api_client)
         with pytest.raises(client.ApiException) as err:
-            v1.create_namespaced_config_map(standin_namespace, _cm(name, {}))
+            v1.create_namespaced_config_map(standin_namespace, configmap(name))
     assert (err.value.status, json.loads(err.value.body)["reason"]) == (422, "Invalid")
 
 
@@ -67,10 +64,10 @@ def test_invalid_names_are_422_invalid(kube_standin, standin_namespace, name):
     pytest.param("!tier", ["d"], id="does-not-exist"),
 ])
 def test_label_selectors(kube_standin, standin_namespace, selector, expected):
-    kube_standin.apply(_cm("a", {"s": "1", "tier": "front", "app": "x"}),
-                       _cm("b", {"s": "1", "tier": "front"}),
-                       _cm("c", {"s": "1", "tier": "back", "app": "y"}),
-                       _cm("d", {"s": "1", "app": "z"}), namespace=standin_namespace)
+    kube_standin.apply(configmap("a", {"s": "1", "tier": "front", "app": "x"}),
+                       configmap("b", {"s": "1", "tier": "front"}),
+                       configmap("c", {"s": "1", "tier": "back", "app": "y"}),
+                       configmap("d", {"s": "1", "app": "z"}), namespace=standin_namespace)
     # `s=1` keeps the namespace's own kube-root-ca.crt ConfigMap out of the results.
     out = kube_standin.kubectl("get", "configmaps", "-n", standin_namespace, "-l", f"s=1,{selector}",
                                "-o", "jsonpath={.items[*].metadata.name}")
@@ -78,7 +75,7 @@ def test_label_selectors(kube_standin, standin_namespace, selector, expected):
 
 
 def test_field_selector_and_bad_selectors_are_400(kube_standin, standin_namespace):
-    kube_standin.apply(_cm("one", {}), _cm("two", {}), namespace=standin_namespace)
+    kube_standin.apply(configmap("one"), configmap("two"), namespace=standin_namespace)
     with kube_standin.api_client() as api_client:
         v1 = client.CoreV1Api(api_client)
         items = v1.list_namespaced_config_map(standin_namespace,
@@ -94,7 +91,7 @@ def test_missing_namespace_and_cluster_scope(kube_standin):
     with kube_standin.api_client() as api_client:
         v1 = client.CoreV1Api(api_client)
         with pytest.raises(client.ApiException) as err:
-            v1.create_namespaced_config_map("no-such-namespace", _cm("x", {}))
+            v1.create_namespaced_config_map("no-such-namespace", configmap("x"))
         assert err.value.status == 404
         assert json.loads(err.value.body)["message"] == 'namespaces "no-such-namespace" not found'
         nodes = v1.list_node().items
@@ -102,7 +99,7 @@ def test_missing_namespace_and_cluster_scope(kube_standin):
 
 
 def test_list_pagination_with_continue(kube_standin, standin_namespace):
-    kube_standin.apply(*[_cm(f"p{i}", {"page": "yes"}) for i in range(5)],
+    kube_standin.apply(*[configmap(f"p{i}", {"page": "yes"}) for i in range(5)],
                        namespace=standin_namespace)
     with kube_standin.api_client() as api_client:
         v1 = client.CoreV1Api(api_client)
@@ -124,11 +121,7 @@ def test_discovery_lists_groups_for_kubectl(kube_standin):
 
 
 def test_generation_moves_on_spec_changes_only(kube_standin, standin_namespace):
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "gen"},
-                  "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "gen"}},
-                           "template": {"metadata": {"labels": {"app": "gen"}},
-                                        "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
-    kube_standin.apply(deployment, namespace=standin_namespace)
+    kube_standin.apply(deployment("gen", 0), namespace=standin_namespace)
     kube_standin.kubectl("label", "deployment", "gen", "-n", standin_namespace, "extra=1")
     get = ("get", "deployment", "gen", "-n", standin_namespace, "-o",
            "jsonpath={.metadata.generation}")

@@ -9,6 +9,8 @@ import time
 import pytest
 from kubernetes import client
 
+from tests.integration.standin.manifests import deployment
+
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
 
@@ -48,11 +50,7 @@ def test_lease_renewal_conflicts_like_leader_election(kube_standin, standin_name
 
 
 def test_deleting_a_deployment_collects_its_replicasets_and_pods(kube_standin, standin_namespace):
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "gc"},
-                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "gc"}},
-                           "template": {"metadata": {"labels": {"app": "gc"}},
-                                        "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
-    kube_standin.apply(deployment, namespace=standin_namespace)
+    kube_standin.apply(deployment("gc", 2), namespace=standin_namespace)
     kube_standin.kubectl("rollout", "status", "deployment/gc", "-n", standin_namespace,
                          "--timeout=20s")
     kube_standin.kubectl("delete", "deployment", "gc", "-n", standin_namespace)

@@ -8,15 +8,9 @@ import time
 import pytest
 from kubernetes import client
 
+from tests.integration.standin.manifests import deployment
+
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
-
-
-def _deployment(name: str, replicas: int) -> dict:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}},
-                                  "spec": {"containers": [{"name": "app", "image": "nginx",
-                                                           "resources": {"requests": {"cpu": "250m"}}}]}}}}
 
 
 def _wait(predicate, timeout: float = 10.0):
@@ -29,7 +23,7 @@ def _wait(predicate, timeout: float = 10.0):
 
 
 def test_kubectl_scale_is_followed_by_ready_pods(kube_standin, standin_namespace):
-    kube_standin.apply(_deployment("web", 1), namespace=standin_namespace)
+    kube_standin.apply(deployment("web", 1), namespace=standin_namespace)
     kube_standin.kubectl("scale", "deployment", "web", "--replicas=3", "-n", standin_namespace)
     with kube_standin.api_client() as api_client:
         apps, v1 = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
@@ -53,7 +47,7 @@ def test_kubectl_scale_is_followed_by_ready_pods(kube_standin, standin_namespace
 
 
 def test_statefulset_pods_have_ordinal_names(kube_standin, standin_namespace):
-    sts = _deployment("db", 2)
+    sts = deployment("db", 2)
     sts["kind"] = "StatefulSet"
     sts["spec"]["serviceName"] = "db"
     kube_standin.apply(sts, namespace=standin_namespace)
