@@ -14,7 +14,8 @@ from kubecommon.selectors import Selector
 
 __all__ = ["FakeObjectCaches", "FakeObjectReader"]
 
-# Kind/apiVersion/scope of the resources tests use most; others must be given explicitly.
+# Kind/apiVersion/scope of the resources the fakes serve; any other resource is unknown, as it
+# would be to an API server that does not serve it.
 _KNOWN: dict[tuple[str, str], tuple[str, str, bool]] = {
     ("", "pods"): ("Pod", "v1", True),
     ("", "nodes"): ("Node", "v1", False),
@@ -41,20 +42,17 @@ class FakeObjectReader:
         return self.objects.get(((namespace or "") if self.namespaced else "", name))
 
     def list(self, namespace: str | None, selector: Selector | None = None) -> Sequence[KubeObject]:
-        found = [
+        return [
             obj for (ns, _), obj in sorted(self.objects.items())
             if (namespace is None or not self.namespaced or ns == namespace)
             and (selector is None or selector.matches(obj.labels))
         ]
-        return found
 
 
 class FakeObjectCaches:
     """`ObjectCaches` over fixed objects keyed by (group, resource)."""
 
-    def __init__(self, objects: Mapping[tuple[str, str], Iterable[KubeObject]] | None = None,
-                 *, kinds: Mapping[tuple[str, str], tuple[str, str, bool]] | None = None) -> None:
-        self._kinds = {**_KNOWN, **(kinds or {})}
+    def __init__(self, objects: Mapping[tuple[str, str], Iterable[KubeObject]] | None = None) -> None:
         self._readers: dict[tuple[str, str], FakeObjectReader] = {}
         self.requested: list[tuple[str, str]] = []  # which caches were asked for, in order
         for key, objs in (objects or {}).items():
@@ -63,9 +61,9 @@ class FakeObjectCaches:
     def add(self, key: tuple[str, str], *objects: KubeObject) -> FakeObjectReader:
         reader = self._readers.get(key)
         if reader is None:
-            if key not in self._kinds:
-                raise KeyError(f"give kinds= for {key}")
-            kind, api_version, namespaced = self._kinds[key]
+            if key not in _KNOWN:
+                raise KeyError(f"{key} is not one of the fake's known resources (_KNOWN)")
+            kind, api_version, namespaced = _KNOWN[key]
             reader = FakeObjectReader(kind=kind, api_version=api_version, namespaced=namespaced)
             self._readers[key] = reader
         reader.add(*objects)
@@ -76,7 +74,7 @@ class FakeObjectCaches:
         self.requested.append(key)
         reader = self._readers.get(key)
         if reader is None:
-            if key not in self._kinds:
+            if key not in _KNOWN:
                 raise UnknownResource(resource.group, resource.resource)
             reader = self.add(key)
         return reader
