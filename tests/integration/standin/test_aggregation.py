@@ -141,6 +141,7 @@ def test_proxy_sends_front_proxy_identity_and_merges_discovery(kube_standin, bac
     code, body = _raw(f"{kube_standin.url}/apis", kube_standin.ca_file, {
         "Authorization": f"Bearer {kube_standin.admin_token}",
         "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"})
+    assert code == 200, body
     [item] = [i for i in json.loads(body)["items"] if i["metadata"]["name"] == GROUP]
     [version] = item["versions"]
     assert (version["version"], version["freshness"]) == (VERSION, "Current")
