@@ -10,7 +10,7 @@ Pure: reads go through the `lookup` callables passed in.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 Obj = Mapping[str, Any]
 
@@ -65,6 +65,10 @@ def _subject_matches(subject: Obj, user: UserInfo, binding_namespace: str) -> bo
     return False
 
 
+def _binds(binding: Obj, user: UserInfo, namespace: str) -> bool:
+    return any(_subject_matches(s, user, namespace) for s in binding.get("subjects") or [])
+
+
 def _has(values: Iterable[str], wanted: str) -> bool:
     values = list(values or [])
     return "*" in values or wanted in values
@@ -109,43 +113,46 @@ class Authorizer:
         self._role = role
 
     def authorize(self, attrs: Attributes) -> Decision:
-        for crb in self._crbs():
-            if not any(_subject_matches(s, attrs.user, "") for s in crb.get("subjects") or []):
-                continue
-            ref = crb.get("roleRef") or {}
-            role = self._cluster_role(ref.get("name", "")) if ref.get("kind") == "ClusterRole" else None
-            if role and any(rule_allows(r, attrs) for r in role.get("rules") or []):
-                return Decision(allowed=True, reason=(
-                    f'RBAC: allowed by ClusterRoleBinding "{crb["metadata"]["name"]}" of '
-                    f'ClusterRole "{ref.get("name")}" to {_describe(attrs.user, crb)}'))
-        if attrs.resource_request and attrs.namespace:
-            for rb in self._rbs(attrs.namespace):
-                ns = rb["metadata"].get("namespace", "")
-                if not any(_subject_matches(s, attrs.user, ns) for s in rb.get("subjects") or []):
-                    continue
-                ref = rb.get("roleRef") or {}
-                role = (self._cluster_role(ref.get("name", "")) if ref.get("kind") == "ClusterRole"
-                        else self._role(ns, ref.get("name", "")))
-                if role and any(rule_allows(r, attrs) for r in role.get("rules") or []):
-                    return Decision(allowed=True, reason=(
-                        f'RBAC: allowed by RoleBinding "{rb["metadata"]["name"]}/{ns}" of '
-                        f'{ref.get("kind")} "{ref.get("name")}" to {_describe(attrs.user, rb)}'))
+        # RoleBindings only grant namespaced resource requests; non-resource URLs are cluster-wide.
+        namespace = attrs.namespace if attrs.resource_request else ""
+        for binding, ns in self._bindings_of(attrs.user, namespace):
+            if any(rule_allows(r, attrs) for r in self._rules(binding, ns)):
+                return Decision(allowed=True, reason=_reason(binding, ns, attrs.user))
         return Decision(allowed=False, reason="")
 
     def rules_for(self, user: UserInfo, namespace: str) -> list[Obj]:
         """Every rule that applies to the user in the namespace (SelfSubjectRulesReview shape)."""
-        rules: list[Obj] = []
-        sources = [(b, "") for b in self._crbs()]
+        return [r for binding, ns in self._bindings_of(user, namespace)
+                for r in self._rules(binding, ns)]
+
+    def _bindings_of(self, user: UserInfo, namespace: str) -> Iterator[tuple[Obj, str]]:
+        """(binding, its namespace) naming the user: ClusterRoleBindings, then the namespace's
+        RoleBindings (read only when no ClusterRoleBinding already answered)."""
+        for binding in self._crbs():
+            if _binds(binding, user, ""):
+                yield binding, ""
         if namespace:
-            sources += [(b, namespace) for b in self._rbs(namespace)]
-        for binding, ns in sources:
-            if not any(_subject_matches(s, user, ns) for s in binding.get("subjects") or []):
-                continue
-            ref = binding.get("roleRef") or {}
-            role = (self._cluster_role(ref.get("name", "")) if ref.get("kind") == "ClusterRole"
-                    else self._role(ns, ref.get("name", "")))
-            rules.extend((role or {}).get("rules") or [])
-        return rules
+            for binding in self._rbs(namespace):
+                if _binds(binding, user, namespace):
+                    yield binding, namespace
+
+    def _rules(self, binding: Obj, namespace: str) -> list[Obj]:
+        ref = binding.get("roleRef") or {}
+        name = ref.get("name", "")
+        if ref.get("kind") == "ClusterRole":
+            role = self._cluster_role(name)
+        else:  # a Role, which only a RoleBinding can reference
+            role = self._role(namespace, name) if namespace else None
+        return list((role or {}).get("rules") or [])
+
+
+def _reason(binding: Obj, namespace: str, user: UserInfo) -> str:
+    ref = binding.get("roleRef") or {}
+    if not namespace:
+        return (f'RBAC: allowed by ClusterRoleBinding "{binding["metadata"]["name"]}" of '
+                f'ClusterRole "{ref.get("name")}" to {_describe(user, binding)}')
+    return (f'RBAC: allowed by RoleBinding "{binding["metadata"]["name"]}/{namespace}" of '
+            f'{ref.get("kind")} "{ref.get("name")}" to {_describe(user, binding)}')
 
 
 def _describe(user: UserInfo, binding: Obj) -> str:
