@@ -64,7 +64,9 @@ def _parse_continue(token: str) -> tuple[int, str]:
         raise BadRequest(f'continue key is not valid: "{token}"') from None
 
 
-def list_body(store: Store, rt: ResourceType, namespace: str | None, query: Any) -> bytes:
+def list_page(store: Store, rt: ResourceType, namespace: str | None,
+              query: Any) -> tuple[list[Entry], dict[str, Any]]:
+    """The selected entries of one page and the list metadata (resourceVersion, continue)."""
     match = matcher(rt, query)
     entries = store.entries(rt.storage_key, namespace)
     if match is not None:
@@ -82,6 +84,11 @@ def list_body(store: Store, rt: ResourceType, namespace: str | None, query: Any)
         meta["continue"] = _continue_token(rv, (last.get("namespace", ""), last["name"]))
         meta["remainingItemCount"] = len(entries) - limit
         entries = entries[:limit]
+    return entries, meta
+
+
+def list_body(store: Store, rt: ResourceType, namespace: str | None, query: Any) -> bytes:
+    entries, meta = list_page(store, rt, namespace, query)
     head = {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta}
     prefix = json.dumps(head, separators=(",", ":"))[:-1].encode() + b',"items":['
     if conversion.storage_view(rt):

@@ -8,7 +8,6 @@ convertor does. Non-goals: every upstream printer column.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any, Callable
 
 from . import listing
@@ -134,6 +133,6 @@ def table_for(rt: ResourceType, objects: list[Obj], rv: int, *, continue_token: 
 
 
 def table(store: Store, rt: ResourceType, namespace: str | None, query: Any) -> dict[str, Any]:
-    body = json.loads(listing.list_body(store, rt, namespace, query))
-    return table_for(rt, body["items"], int(body["metadata"]["resourceVersion"]),
-                     continue_token=body["metadata"].get("continue", ""))
+    entries, meta = listing.list_page(store, rt, namespace, query)
+    return table_for(rt, [listing.view(rt, e.obj) for e in entries], int(meta["resourceVersion"]),
+                     continue_token=meta.get("continue", ""))
