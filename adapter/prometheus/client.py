@@ -30,6 +30,7 @@ from adapter.prometheus import errors
 from adapter.prometheus.api import Sample, SeriesSink
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
 from adapter.prometheus.settings import PrometheusSettings
+from kubecommon.lru import LRUCache
 from kubecommon.singleflight import SingleFlight
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ class PrometheusClient:
         # Every call has the same deadline (`--prometheus-timeout`): its two forms are built once.
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout)
         self._timeout_param = _fmt_seconds(settings.timeout)
-        self._encoded_queries: dict[str, str] = {}
+        self._encoded_queries: LRUCache[str, str] = LRUCache(_MAX_ENCODED_QUERIES)
 
     async def start(self) -> None:
         if self._session is not None:
@@ -187,7 +188,8 @@ class PrometheusClient:
     async def _query(self, promql: str, at: float | None) -> list[Sample]:
         path = "/api/v1/query"
         if at is None:
-            encoded = self._encoded_query(promql)
+            encoded = self._encoded_queries.get_or_compute(
+                promql, lambda: urlencode([("query", promql), ("timeout", self._timeout_param)]))
         else:
             encoded = urlencode([("query", promql), ("timeout", self._timeout_param),
                                  ("time", _fmt_time(at))])
@@ -198,16 +200,6 @@ class PrometheusClient:
             return _parse_query_data(data, path)
 
         return await self._request(path, encoded, read)
-
-    def _encoded_query(self, promql: str) -> str:
-        kept = self._encoded_queries
-        encoded = kept.pop(promql, None)
-        if encoded is None:
-            encoded = urlencode([("query", promql), ("timeout", self._timeout_param)])
-            if len(kept) >= _MAX_ENCODED_QUERIES:
-                del kept[next(iter(kept))]  # the least recently used
-        kept[promql] = encoded  # (re)inserted last: dict order is recency order
-        return encoded
 
     async def _request(
         self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Awaitable[T]],
