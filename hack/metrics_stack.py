@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ from hack.adapter_child import AdapterChild
 from hack.local_prometheus import free_port
 from hack.processes import terminate
 from hack.sample_exporter import FakePod
+from kubecommon import tls
 
 __all__ = [
     "ADAPTER_SERVICE",
@@ -249,21 +249,13 @@ class AdapterProcess(AdapterChild):
                 raise RuntimeError(f"adapter exited during start:\n{self.log_tail()}")
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=1,
-                                            context=insecure_context()) as resp:
+                                            context=tls.client_ssl_context(insecure=True)) as resp:
                     if resp.status == 200:
                         return
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(0.1)
         raise TimeoutError(f"adapter not healthy after {timeout}s:\n{self.log_tail()}")
-
-
-def insecure_context() -> ssl.SSLContext:
-    """For readiness probes only (the tests verify the chain where it matters)."""
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    return ctx
 
 
 def apiservices(ca_bundle: bytes) -> list[dict[str, Any]]:

@@ -54,6 +54,7 @@ from hack import metrics_stack  # noqa: E402
 from hack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
 from hack.processes import log_tail, spawn_logged, terminate  # noqa: E402
 from hack.sample_exporter import FakePod, SampleExporter  # noqa: E402
+from kubecommon import tls  # noqa: E402
 
 METRIC = "http_requests_per_second"
 SMALL, LARGE = ("b100", 100), ("b2k", 2000)
@@ -193,7 +194,7 @@ class FloorProxy:
 
 async def _measure(adapter_url: str, prometheus_url: str, floor_url: str, token: str,
                    args: argparse.Namespace) -> dict[str, Any]:
-    ctx = metrics_stack.insecure_context()  # a self-signed serving cert for the Service name
+    ctx = tls.client_ssl_context(insecure=True)  # a self-signed serving cert for the Service name
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     base = f"{adapter_url}/apis/custom.metrics.k8s.io/v1beta1/namespaces"
     connector = aiohttp.TCPConnector(limit=args.concurrency * 2)
