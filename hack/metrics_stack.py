@@ -18,17 +18,16 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from hack.adapter_child import AdapterChild
 from hack.local_prometheus import free_port
-from hack.processes import terminate
+from hack.processes import spawn_until_line, terminate
 from hack.sample_exporter import FakePod
 from kubecommon import tls
 
@@ -109,33 +108,6 @@ resourceRules:
 """
 
 
-def _wait_line(stream: IO[str], wanted: str, proc: subprocess.Popen[str], timeout: float) -> list[str]:
-    """Read lines until one equals/starts with `wanted` (the child's readiness protocol)."""
-    deadline = time.monotonic() + timeout
-    seen: list[str] = []
-    while time.monotonic() < deadline:
-        line = stream.readline()
-        if not line:
-            if proc.poll() is not None:
-                raise RuntimeError(f"process exited ({proc.returncode}):\n" + "".join(seen[-30:]))
-            time.sleep(0.05)
-            continue
-        seen.append(line)
-        if line.strip().startswith(wanted):
-            return seen
-    raise TimeoutError(f"no {wanted!r} line after {timeout}s:\n" + "".join(seen[-30:]))
-
-
-def _drain(stream: IO[str]) -> None:
-    try:
-        for _ in stream:
-            pass
-    except (OSError, ValueError):
-        pass
-    finally:
-        stream.close()
-
-
 class StandIn:
     """The Kubernetes API-server stand-in (hack/kube_standin.py) as a child process."""
 
@@ -154,21 +126,10 @@ class StandIn:
 
     def start(self, timeout: float = 30.0) -> StandIn:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        log = open(self.workdir / "standin.log", "ab")  # noqa: SIM115 (owned by the child)
-        try:
-            self._proc = subprocess.Popen(
-                [sys.executable, str(REPO / "hack" / "kube_standin.py"), "--port=0", *self._args],
-                stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO)
-        finally:
-            log.close()
-        assert self._proc.stdout is not None
-        lines = _wait_line(self._proc.stdout, "ready", self._proc, timeout)
-        for line in lines:
-            if line.startswith("serving on "):
-                self.url = line.split()[-1]
-        # keep draining stdout so a chatty child never blocks on a full pipe
-        threading.Thread(target=_drain, args=(self._proc.stdout,), daemon=True,
-                         name="standin-stdout").start()
+        self._proc, lines = spawn_until_line(
+            [sys.executable, str(REPO / "hack" / "kube_standin.py"), "--port=0", *self._args],
+            self.workdir / "standin.log", "ready", cwd=REPO, timeout=timeout)
+        self.url = next(line.split()[-1] for line in lines if line.startswith("serving on "))
         return self
 
     def stop(self) -> None:

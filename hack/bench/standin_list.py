@@ -34,26 +34,24 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from hack.processes import spawn_until_line, terminate
+
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "bench"
 
 
 def start_standin(directory: Path) -> tuple[subprocess.Popen[str], float, str, float]:
     """(process, wall seconds spawn->ready, URL, CPU seconds the stand-in reported)."""
+    directory.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(REPO / "hack" / "kube_standin.py"), "--port", "0",
-                             "--kubeconfig", str(directory / "kubeconfig")],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
-    url, cpu = "", float("nan")
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("serving on "):
-            url = line.split()[-1]
-        if line.startswith("startup: "):
-            cpu = float(line.split(",")[1].split()[0])
-        if line.strip() == "ready":
-            return proc, time.perf_counter() - t0, url, cpu
-    raise RuntimeError("stand-in exited before ready")
+    proc, lines = spawn_until_line([sys.executable, str(REPO / "hack" / "kube_standin.py"), "--port", "0",
+                                    "--kubeconfig", str(directory / "kubeconfig")],
+                                   directory / "standin.log", "ready", cwd=REPO)
+    wall = time.perf_counter() - t0
+    url = next(line.split()[-1] for line in lines if line.startswith("serving on "))
+    cpu = next((float(line.split(",")[1].split()[0]) for line in lines if line.startswith("startup: ")),
+               float("nan"))
+    return proc, wall, url, cpu
 
 
 def python_aiohttp_floor() -> float:
@@ -61,13 +59,6 @@ def python_aiohttp_floor() -> float:
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import aiohttp.web"], check=True)
     return time.perf_counter() - t0
-
-
-def stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    proc.wait(10)
-    if proc.stdout:
-        proc.stdout.close()
 
 
 def pod(i: int) -> dict[str, Any]:
@@ -193,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             proc, seconds, _, cpu = start_standin(Path(tmp) / f"s{i}")
             starts.append(seconds)
             cpus.append(cpu)
-            stop(proc)
+            terminate(proc)
         baseline = python_aiohttp_floor()
         print(f"start-up to ready: wall best {min(starts):.3f} s  median "
               f"{statistics.median(starts):.3f} s  (bar < 2 s: "
@@ -223,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                        timings(base, n, decoded=decoded))
             static.stop()
         finally:
-            stop(proc)
+            terminate(proc)
     return 0
 
 
