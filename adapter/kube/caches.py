@@ -17,6 +17,7 @@ from adapter.kube.cache import ObjectCache
 from adapter.kube.client import KubeClient
 from adapter.kube.objects import GroupResourceLike, ObjectReader
 from adapter.kube.resources import ResourceResolver
+from kubecommon.singleflight import SingleFlight
 from kubecommon.status import qualified_resource
 
 __all__ = ["KubeObjectCaches"]
@@ -30,7 +31,9 @@ class KubeObjectCaches:
         self._resolver = resolver
         self._sync_timeout = sync_timeout
         self._caches: dict[tuple[str, str], ObjectCache] = {}
-        self._starting: dict[tuple[str, str], asyncio.Task[ObjectCache]] = {}
+        # Concurrent first requests share one start, in its own task, so one caller leaving
+        # cannot cancel the start for the others.
+        self._starting: SingleFlight[tuple[str, str], ObjectCache] = SingleFlight()
         self._background: set[asyncio.Task[ObjectCache]] = set()
 
     async def reader(self, resource: GroupResourceLike) -> ObjectReader:
@@ -43,19 +46,7 @@ class KubeObjectCaches:
         cache = self._caches.get(key)
         if cache is not None:
             return cache
-        task = self._starting.get(key)
-        if task is None:
-            # Shared by concurrent first requests; its own task so one caller leaving cannot
-            # cancel the start for the others.
-            task = asyncio.create_task(self._create(key))
-            self._starting[key] = task
-            task.add_done_callback(lambda done: self._started(key, done))
-        return await asyncio.shield(task)
-
-    def _started(self, key: tuple[str, str], task: asyncio.Task[ObjectCache]) -> None:
-        self._starting.pop(key, None)
-        if not task.cancelled():
-            task.exception()  # retrieved here: callers that left must not leave it unobserved
+        return await self._starting.do(key, lambda: self._create(key))
 
     async def _create(self, key: tuple[str, str]) -> ObjectCache:
         info = await self._resolver.resolve(*key)
