@@ -16,7 +16,7 @@ Non-goals: HTTP parsing and JSON rendering (handlers and `render_metrics`), Prom
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from adapter.discovery.registry import CustomMetricEntry, Registry
@@ -28,15 +28,20 @@ from adapter.rules.query import PromQL
 from adapter.rules.resources import NAMESPACES, GroupResource
 from adapter.services import errors
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
-from adapter.services.query_cache import QueryCache
 from adapter.services.results import MetricValue, MetricValueList
+from kubecommon.lru import LRUCache
 from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
 
-__all__ = ["CustomMetricRequest", "CustomMetricsService", "DEFAULT_LARGE_SELECTION"]
+__all__ = ["CustomMetricRequest", "CustomMetricsService", "DEFAULT_LARGE_SELECTION", "KEPT_QUERIES"]
 
 #: above this many selected objects, query by namespace and filter instead of a name regex
 DEFAULT_LARGE_SELECTION = 100
+#: rendered PromQL kept per service. The HPA asks the same question every sync period, and
+#: rendering a 100-name regex matcher (Go quoting, RE2 escaping, template execution) costs more
+#: than everything else done for the request; rendering is a pure function of the key. Prometheus
+#: answers are never kept: values must be fresh on every request.
+KEPT_QUERIES = 1024
 _new_tuple = tuple.__new__
 
 
@@ -69,7 +74,7 @@ class CustomMetricsService:
         self._prometheus = prometheus
         self._objects = objects
         self._large_selection = large_selection
-        self._queries = QueryCache()
+        self._queries: LRUCache[Hashable, PromQL] = LRUCache(KEPT_QUERIES)
 
     async def get(self, request: CustomMetricRequest) -> MetricValueList:
         entry = self._registry().lookup_custom(request.resource, request.metric,
@@ -119,7 +124,7 @@ class CustomMetricsService:
                     entry.rule, series_name=entry.series_name, resource=request.resource,
                     namespace=request.namespace, names=names, metric_selector=request.metric_selector)
 
-        promql = self._queries.get(key, render)
+        promql = self._queries.get_or_compute(key, render)
         return await errors.guarded(self._prometheus.query(promql),
                                     what=f"custom metric {request.metric} for {request.resource}")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from adapter.kube import errors as kube_errors
@@ -30,8 +30,7 @@ from adapter.rules.compile import CompiledResourceRules
 from adapter.rules.query import PromQL
 from adapter.rules.resources import NODES, PODS, GroupResource
 from adapter.services import errors
-from adapter.services.custom_metrics import DEFAULT_LARGE_SELECTION
-from adapter.services.query_cache import QueryCache
+from adapter.services.custom_metrics import DEFAULT_LARGE_SELECTION, KEPT_QUERIES
 from adapter.services.results import (
     ContainerMetrics,
     NodeMetrics,
@@ -40,6 +39,7 @@ from adapter.services.results import (
     PodMetricsList,
 )
 from kubecommon import status
+from kubecommon.lru import LRUCache
 from kubecommon.quantity import Format, Quantity, format_cpu_cores
 from kubecommon.fieldselectors import FieldSelector
 from kubecommon.selectors import Selector
@@ -91,7 +91,7 @@ class ResourceMetricsService:
         self._objects = objects
         self._clock = clock
         self._large_selection = large_selection
-        self._queries = QueryCache()
+        self._queries: LRUCache[Hashable, PromQL] = LRUCache(KEPT_QUERIES)
         # Result labels depend on the rules alone, but finding them may execute the rule's label
         # template: done once per (resource, level), not for every namespace of every request.
         self._result_labels: dict[tuple[str, str], query.ResultLabels] = {}
@@ -223,7 +223,7 @@ class ResourceMetricsService:
                                              namespace=namespace, names=names)
 
         key = (resource, level, namespace, None if names is None else tuple(names))
-        promql = self._queries.get(key, render)
+        promql = self._queries.get_or_compute(key, render)
         return await errors.guarded(self._prometheus.query(promql), what=f"{level} {resource} usage")
 
 
