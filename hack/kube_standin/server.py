@@ -39,12 +39,12 @@ def _attributes(user: UserInfo, info: RequestInfo) -> Attributes:
                       name=info.name)
 
 
-def _forbidden(user: UserInfo, info: RequestInfo) -> Forbidden:
-    if not info.is_resource:
-        return Forbidden.for_request(user=user.name, verb=info.verb, path=info.path)
-    return Forbidden.for_request(user=user.name, verb=info.verb, resource=info.resource,
-                                 group=info.group, name=info.name, namespace=info.namespace,
-                                 subresource=info.subresource)
+def _forbidden(attrs: Attributes) -> Forbidden:
+    if not attrs.resource_request:
+        return Forbidden.for_request(user=attrs.user.name, verb=attrs.verb, path=attrs.path)
+    return Forbidden.for_request(user=attrs.user.name, verb=attrs.verb, resource=attrs.resource,
+                                 group=attrs.group, name=attrs.name, namespace=attrs.namespace,
+                                 subresource=attrs.subresource)
 
 
 def _impersonate(state: State, request: web.Request, user: UserInfo) -> UserInfo:
@@ -76,10 +76,7 @@ def _impersonate(state: State, request: web.Request, user: UserInfo) -> UserInfo
                           name=v) for k, vs in extra.items() for v in vs]
     for attrs in checks:
         if not state.authz.authorize(attrs).allowed:
-            raise Forbidden(f'{attrs.resource} "{attrs.name}" is forbidden: User "{user.name}" '
-                            f'cannot impersonate resource "{attrs.resource}" in API group '
-                            f'"{attrs.group}" at the cluster scope',
-                            details={"name": attrs.name, "kind": attrs.resource})
+            raise _forbidden(attrs)
     return with_authenticated(UserInfo(name=name, groups=groups, extra=extra))
 
 
@@ -90,8 +87,9 @@ def make_handler(state: State) -> Any:
             user = state.authn.authenticate(request.headers, peer)
             user = _impersonate(state, request, user)
             info = request_info(request.method, request.path, request.query)
-            if not state.authz.authorize(_attributes(user, info)).allowed:
-                raise _forbidden(user, info)
+            attrs = _attributes(user, info)
+            if not state.authz.authorize(attrs).allowed:
+                raise _forbidden(attrs)
             return await _route(request, state, info, user)
         except StatusError as e:
             return error_response(e)
