@@ -20,11 +20,12 @@ from adapter.rules.resources import GroupResource
 from hack.local_prometheus import LocalPrometheus
 from hack.sample_exporter import demo_pods
 from kubecommon.selectors import Selector, parse_selector
+from tests.paths import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
 CONFIGS = Path(__file__).parent / "configs"
-DEMO_CONFIG = Path(__file__).parents[3] / "hack" / "demo" / "config.yaml"
+DEMO_CONFIG = REPO / "hack" / "demo" / "config.yaml"
 PODS = GroupResource(group="", resource="pods")
 SERVICES = GroupResource(group="", resource="services")
 NAMESPACES = GroupResource(group="", resource="namespaces")

@@ -21,6 +21,7 @@ from adapter.rules.compile import compile_config
 from adapter.rules.resources import GroupResource
 from hack.local_prometheus import LocalPrometheus
 from hack.sample_exporter import SampleExporter
+from tests.paths import REPO
 
 pytestmark = [pytest.mark.integration]
 
@@ -155,7 +156,7 @@ NOT_YAML = 'rules:\n- seriesQuery: "a"b"\n'
 
 def run_adapter(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "adapter", *args], capture_output=True,
-                          text=True, timeout=30, cwd=Path(__file__).parents[3])
+                          text=True, timeout=30, cwd=REPO)
 
 
 @pytest.mark.timeout(60)

@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from tests.fixtures.adapter import REPO, start_adapter
+from tests.fixtures.adapter import start_adapter
 from tests.fixtures.standin import start_standin
+from tests.paths import REPO
 
 pytestmark = [pytest.mark.integration]
 

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from kubecommon import tls
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[3]
 CHART = REPO / "charts" / "prom-autoscaler"
 RELEASE = "metrics"
 NAMESPACE = "monitoring"
