@@ -26,6 +26,7 @@ from adapter.services.results import (
     PodMetrics,
     PodMetricsList,
 )
+from kubecommon.lru import LRUCache
 from kubecommon.quantity import Quantity, format_milli
 from kubecommon.selectors import Selector, label_selector_from_selector
 
@@ -169,21 +170,14 @@ class CustomMetricsEncoder:
     """
 
     def __init__(self, max_shapes: int = 256) -> None:
-        self._max_shapes = max_shapes
-        self._fragments: dict[tuple[str, MetricValueList], tuple[str, str, str, str] | None] = {}
+        self._fragments: LRUCache[tuple[str, MetricValueList], tuple[str, str, str, str] | None] = \
+            LRUCache(max_shapes)
 
     def encode(self, result: MetricValueList, version: str) -> bytes:
         if not result.items:
             return _dumps(render_custom(result, version)).encode()
-        key = (version, replace(result, items=()))
-        kept = self._fragments
-        try:
-            fragments = kept.pop(key)
-        except KeyError:
-            fragments = _item_fragments(version, key[1])
-            if len(kept) >= self._max_shapes:
-                del kept[next(iter(kept))]  # the least recently used
-        kept[key] = fragments  # (re)inserted last: dict order is recency order
+        shape = replace(result, items=())
+        fragments = self._fragments.get_or_compute((version, shape), lambda: _item_fragments(version, shape))
         if fragments is None:
             return _dumps(render_custom(result, version)).encode()
         return _join(result, version, fragments)
