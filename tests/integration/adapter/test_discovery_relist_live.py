@@ -5,8 +5,6 @@ last good registry), and a rule file with each kind of error stops the adapter a
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +19,7 @@ from adapter.rules.compile import compile_config
 from adapter.rules.resources import GroupResource
 from hack.local_prometheus import LocalPrometheus
 from hack.sample_exporter import SampleExporter
-from tests.paths import REPO
+from tests.fixtures.adapter import run_adapter
 
 pytestmark = [pytest.mark.integration]
 
@@ -152,11 +150,6 @@ externalRules:
   metricsQuery: 'sum(<<if .Series>>)'
 """
 NOT_YAML = 'rules:\n- seriesQuery: "a"b"\n'
-
-
-def run_adapter(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "adapter", *args], capture_output=True,
-                          text=True, timeout=30, cwd=REPO)
 
 
 @pytest.mark.timeout(60)

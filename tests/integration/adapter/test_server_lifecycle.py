@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.fixtures.adapter import start_adapter
+from tests.fixtures.adapter import run_adapter, start_adapter
 from tests.fixtures.standin import start_standin
-from tests.paths import REPO
 
 pytestmark = [pytest.mark.integration]
 
@@ -32,11 +29,6 @@ externalRules:
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
 """
 MASTERS = [("X-Remote-User", "system:kube-aggregator"), ("X-Remote-Group", "system:masters")]
-
-
-def run_adapter(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "adapter", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=30)
 
 
 @pytest.mark.timeout(30)

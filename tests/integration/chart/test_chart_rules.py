@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,9 @@ import yaml
 
 from adapter.config import load_config, parse_config
 from adapter.rules import compile_config
-from tests.integration.chart.conftest import CHART, FULLNAME, REPO, Rendered
 from tests import paths
+from tests.fixtures.adapter import run_adapter
+from tests.integration.chart.conftest import CHART, FULLNAME, REPO, Rendered
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -31,8 +31,7 @@ def _rule_text(rendered: Rendered) -> str:
 
 
 def _check_config(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "adapter", "check-config", str(path)], capture_output=True,
-                          text=True, cwd=REPO, timeout=30, check=False)
+    return run_adapter("check-config", str(path))
 
 
 @pytest.fixture(scope="module")
