@@ -268,6 +268,7 @@ def _distinct_promql(i: int) -> str:
     return f'sum(rate(http_requests_total{{pod=~"web-{i}|a+b&c=d%20ü",q!="#{i}"}}[1m])) by (pod) > {i}'
 
 
+@pytest.mark.timeout(30)  # 1,100+ HTTP round trips: ~0.5 s alone, more than 2 s on a loaded CI machine
 async def test_more_distinct_queries_than_the_encoding_cache_holds_each_send_their_own_text(
         server: FakePromHTTP) -> None:
     async def handler(req: Recorded) -> web.StreamResponse:
