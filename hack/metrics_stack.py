@@ -19,8 +19,6 @@ import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,6 @@ from hack.adapter_child import AdapterChild
 from hack.local_prometheus import free_port
 from hack.processes import spawn_until_line, terminate
 from hack.sample_exporter import FakePod
-from kubecommon import tls
 
 __all__ = [
     "ADAPTER_SERVICE",
@@ -200,23 +197,8 @@ class AdapterProcess(AdapterChild):
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "rules.yaml").write_text(self.rules)
         self.spawn(self.args(), python_args=self.python_args)
-        self.wait_healthy(timeout)
+        self.wait_for("/healthz", timeout=timeout)
         return self
-
-    def wait_healthy(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.running:
-                raise RuntimeError(f"adapter exited during start:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1,
-                                            context=tls.client_ssl_context(insecure=True)) as resp:
-                    if resp.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.1)
-        raise TimeoutError(f"adapter not healthy after {timeout}s:\n{self.log_tail()}")
 
 
 def apiservices(ca_bundle: bytes) -> list[dict[str, Any]]:
