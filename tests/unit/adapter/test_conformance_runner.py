@@ -144,6 +144,7 @@ def test_a_hidden_case_cannot_pass_on_what_the_runner_does_not_compare(tmp_path,
     assert line.startswith(f"FAIL {case_id}:")
 
 
+@pytest.mark.timeout(30)  # the whole public case file: ~0.5 s alone, past 2 s on a loaded machine
 def test_unchanged_public_cases_still_pass_with_their_http_answers_compared(tmp_path, capsys):
     for case_id in ("registry.not_found_unknown_metric", "registry.not_found_no_names",
                     "docs.config_walkthrough.response_shape", "custom.prometheus_error"):
