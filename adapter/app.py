@@ -31,11 +31,11 @@ from adapter.config.load import load_config
 from adapter.discovery.registry import Registry
 from adapter.discovery.relist import Discovery
 from adapter.kube.authconfig import AuthConfigWatcher, AuthMaterial
-from adapter.kube.caches import KubeObjectCaches
-from adapter.kube.client import KubeClient
-from adapter.kube.config import KubeConfig, KubeConfigError, in_cluster_config, load_kube_config
-from adapter.kube.errors import KubeError
-from adapter.kube.resources import ResourceResolver
+from kubecommon.kube.caches import KubeObjectCaches
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.config import KubeConfig, KubeConfigError, in_cluster_config, load_kube_config
+from kubecommon.kube.errors import KubeError
+from kubecommon.kube.resources import ResourceResolver
 from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from adapter.prometheus.api import PrometheusAPI
 from adapter.prometheus.client import PrometheusClient

@@ -12,8 +12,8 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from adapter.discovery.registry import build_registry
-from adapter.kube.fake import FakeObjectCaches
-from adapter.kube.objects import KubeObject
+from kubecommon.kube.fake import FakeObjectCaches
+from kubecommon.kube.objects import KubeObject
 from adapter.prometheus.api import Sample
 from adapter.prometheus.fake import FakePrometheus
 from adapter.rules.compile import CompiledConfig

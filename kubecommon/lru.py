@@ -8,7 +8,7 @@ compute on a miss and keep the result (None included); when the computation rais
 How: a plain dict whose insertion order is the recency order (a hit is popped and re-inserted), the
 cheapest LRU Python offers on a hot path.
 
-Non-goals: expiry (callers keep a deadline with the value, as adapter.kube.ttlcache does), thread
+Non-goals: expiry (callers keep a deadline with the value, as kubecommon.kube.ttlcache does), thread
 safety (each cache lives on one event loop), sizing by bytes. Pure: no I/O, no clock reads.
 """
 

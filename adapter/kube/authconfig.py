@@ -16,10 +16,10 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from adapter.kube.cache import ObjectCache
-from adapter.kube.client import KubeClient
-from adapter.kube.errors import KubeAPIError
-from adapter.kube.resources import ResourceInfo
+from kubecommon.kube.cache import ObjectCache
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.errors import KubeAPIError
+from kubecommon.kube.resources import ResourceInfo
 
 __all__ = ["AUTH_CONFIGMAP", "AUTH_NAMESPACE", "AuthConfigWatcher", "AuthMaterial", "parse_auth_configmap"]
 

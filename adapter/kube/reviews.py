@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from adapter.kube.client import KubeClient
-from adapter.kube.errors import KubeAPIError, KubeUnavailable
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
 from adapter.kube.identity import UserInfo
-from adapter.kube.ttlcache import TTLCache
+from kubecommon.kube.ttlcache import TTLCache
 from kubecommon.singleflight import SingleFlight
 
 __all__ = ["AccessDecision", "SubjectAccessReviewer", "TokenResult", "TokenReviewer"]

@@ -27,10 +27,10 @@ from urllib.parse import unquote
 from multidict import CIMultiDictProxy, MultiMapping
 
 from adapter.kube.authconfig import AuthMaterial
-from adapter.kube.errors import KubeError
+from kubecommon.kube.errors import KubeError
 from adapter.kube.identity import ANONYMOUS, UserInfo
 from adapter.kube.reviews import TokenResult
-from adapter.kube.ttlcache import TTLCache
+from kubecommon.kube.ttlcache import TTLCache
 from kubecommon.status import Unauthorized
 from kubecommon.tls import certificate_subject, verify_chain
 

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from adapter.kube.errors import KubeError
+from kubecommon.kube.errors import KubeError
 from adapter.kube.identity import MASTERS_GROUP, UserInfo
 from adapter.kube.reviews import AccessDecision
 from adapter.server.requestinfo import RequestInfo, forbidden, review_spec

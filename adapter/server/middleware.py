@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from adapter.kube import errors as kube_errors
+from kubecommon.kube import errors as kube_errors
 from adapter.kube.identity import ANONYMOUS
 from adapter.prometheus import errors as prom_errors
 from adapter.rules.query import QueryError

@@ -20,8 +20,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from adapter.discovery.registry import CustomMetricEntry, Registry
-from adapter.kube import errors as kube_errors
-from adapter.kube.objects import ObjectCaches
+from kubecommon.kube import errors as kube_errors
+from kubecommon.kube.objects import ObjectCaches
 from adapter.prometheus.api import PrometheusAPI, Sample
 from adapter.rules import query
 from adapter.rules.query import PromQL

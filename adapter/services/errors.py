@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from adapter.kube import errors as kube_errors
+from kubecommon.kube import errors as kube_errors
 from adapter.prometheus import errors as prom_errors
 from adapter.rules import query
 from kubecommon import status

@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from adapter.kube import errors as kube_errors
-from adapter.kube.objects import KubeObject, ObjectCaches, ObjectReader
+from kubecommon.kube import errors as kube_errors
+from kubecommon.kube.objects import KubeObject, ObjectCaches, ObjectReader
 from adapter.prometheus.api import PrometheusAPI, Sample
 from adapter.rules import query
 from adapter.rules.compile import CompiledResourceRules

@@ -1,21 +1,5 @@
-"""Shared fixture for the kube client tests: the in-process API server with a started KubeClient
-attached as `server.client`, both closed after the test."""
+"""The review and auth-ConfigMap tests share the kube client fixture of `tests.unit.kubecommon.kube`."""
 
-from collections.abc import AsyncIterator
+from tests.unit.kubecommon.kube.conftest import api
 
-import pytest
-
-from adapter.kube.client import KubeClient
-
-from .apiserver import FakeAPIServer
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[FakeAPIServer]:
-    server = FakeAPIServer()
-    client = KubeClient(await server.start(), timeout=2.0)
-    await client.start()
-    server.client = client
-    yield server
-    await client.close()
-    await server.close()
+__all__ = ["api"]

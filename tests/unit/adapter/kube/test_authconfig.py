@@ -3,9 +3,9 @@
 import pytest
 
 from adapter.kube.authconfig import AuthConfigWatcher
-from adapter.kube.errors import KubeAPIError
+from kubecommon.kube.errors import KubeAPIError
 
-from .apiserver import eventually
+from tests.unit.kubecommon.kube.apiserver import eventually
 
 CM_PATH = "/api/v1/configmaps"
 

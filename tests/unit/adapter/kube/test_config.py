@@ -5,7 +5,7 @@ import base64
 import pytest
 
 from adapter.kube.authconfig import parse_auth_configmap
-from adapter.kube.config import KubeConfigError, in_cluster_config, load_kube_config
+from kubecommon.kube.config import KubeConfigError, in_cluster_config, load_kube_config
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from adapter.kube.errors import KubeAPIError
+from kubecommon.kube.errors import KubeAPIError
 from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
-from adapter.kube.ttlcache import TTLCache
+from kubecommon.kube.ttlcache import TTLCache
 
 
 class Clock:

@@ -10,7 +10,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapter.discovery.registry import CustomMetricInfo, ExternalMetricInfo
-from adapter.kube import errors as kube_errors
+from kubecommon.kube import errors as kube_errors
 from adapter.kube.identity import UserInfo
 from adapter.kube.reviews import AccessDecision, TokenResult
 from adapter.prometheus import errors as prom_errors

@@ -4,7 +4,7 @@ import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from adapter.kube.authconfig import AuthMaterial
-from adapter.kube.errors import KubeUnavailable
+from kubecommon.kube.errors import KubeUnavailable
 from adapter.kube.identity import UserInfo
 from adapter.kube.reviews import TokenResult
 from adapter.server.authn import Authenticator, merge_settings

@@ -2,7 +2,7 @@
 
 import pytest
 
-from adapter.kube.errors import KubeUnavailable
+from kubecommon.kube.errors import KubeUnavailable
 from adapter.kube.identity import UserInfo
 from adapter.kube.reviews import AccessDecision
 from adapter.server.authz import Authorizer, path_always_allowed

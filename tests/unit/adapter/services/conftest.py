@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 from adapter.config import parse_config
 from adapter.discovery.registry import Registry, build_registry
-from adapter.kube.fake import FakeObjectCaches
-from adapter.kube.objects import KubeObject
+from kubecommon.kube.fake import FakeObjectCaches
+from kubecommon.kube.objects import KubeObject
 from adapter.prometheus.api import Sample
 from adapter.rules import compile_config
 from adapter.rules.compile import CompiledConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapter.kube import errors as kube_errors
+from kubecommon.kube import errors as kube_errors
 from adapter.prometheus import errors as prom_errors
 from adapter.prometheus.fake import FakePrometheus
 from adapter.rules.resources import GroupResource

@@ -22,8 +22,8 @@ from typing import Any
 
 import aiohttp
 
-from adapter.kube.config import KubeConfig
-from adapter.kube.errors import KubeAPIError, KubeUnavailable
+from kubecommon.kube.config import KubeConfig
+from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
 from kubecommon.status import status_error_from_dict
 from kubecommon.tls import client_ssl_context
 

@@ -4,11 +4,11 @@ import asyncio
 
 import pytest
 
-from adapter.kube.cache import ObjectCache
-from adapter.kube.caches import KubeObjectCaches
-from adapter.kube.client import KubeClient
-from adapter.kube.errors import CacheNotSynced, KubeAPIError, UnknownResource
-from adapter.kube.resources import ResourceInfo, ResourceResolver
+from kubecommon.kube.cache import ObjectCache
+from kubecommon.kube.caches import KubeObjectCaches
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.errors import CacheNotSynced, KubeAPIError, UnknownResource
+from kubecommon.kube.resources import ResourceInfo, ResourceResolver
 from adapter.rules.resources import GroupResource
 from kubecommon.selectors import parse_selector
 
@@ -57,7 +57,7 @@ async def test_list_filters_by_namespace_and_selector(api):
 
 
 async def test_pagination_collects_every_page(api, monkeypatch):
-    monkeypatch.setattr("adapter.kube.cache._PAGE_SIZE", "2")
+    monkeypatch.setattr("kubecommon.kube.cache._PAGE_SIZE", "2")
     for i in range(5):
         await api.put(POD_PATH, f"p{i}", "ns")
     cache = await started(api)
@@ -112,7 +112,7 @@ async def test_forbidden_list_fails_fast(api):
 
 
 async def test_unreachable_api_is_not_synced():
-    from adapter.kube.config import KubeConfig
+    from kubecommon.kube.config import KubeConfig
     client = KubeClient(KubeConfig(server="http://127.0.0.1:9"), timeout=0.2)
     await client.start()
     cache = ObjectCache(client, PODS)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from adapter.kube.errors import UnknownResource
-from adapter.kube.objects import GroupResourceLike, KubeObject, ObjectCaches, ObjectReader
+from kubecommon.kube.errors import UnknownResource
+from kubecommon.kube.objects import GroupResourceLike, KubeObject, ObjectCaches, ObjectReader
 from kubecommon.selectors import Selector
 
 __all__ = ["FakeObjectCaches", "FakeObjectReader"]

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from adapter.kube.client import KubeClient
-from adapter.kube.errors import KubeAPIError, UnknownResource
-from adapter.kube.ttlcache import TTLCache
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.errors import KubeAPIError, UnknownResource
+from kubecommon.kube.ttlcache import TTLCache
 
 __all__ = ["ResourceInfo", "ResourceResolver"]
 

@@ -14,7 +14,7 @@ import json
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from adapter.kube.config import KubeConfig
+from kubecommon.kube.config import KubeConfig
 
 
 async def eventually(check, timeout=1.5):

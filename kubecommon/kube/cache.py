@@ -18,10 +18,10 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from adapter.kube.client import KubeClient
-from adapter.kube.errors import CacheNotSynced, KubeAPIError, KubeError
-from adapter.kube.objects import KubeObject, from_api
-from adapter.kube.resources import ResourceInfo
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.errors import CacheNotSynced, KubeAPIError, KubeError
+from kubecommon.kube.objects import KubeObject, from_api
+from kubecommon.kube.resources import ResourceInfo
 from kubecommon.selectors import Selector
 
 __all__ = ["ObjectCache"]

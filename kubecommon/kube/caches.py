@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from adapter.kube.cache import ObjectCache
-from adapter.kube.client import KubeClient
-from adapter.kube.objects import GroupResourceLike, ObjectReader
-from adapter.kube.resources import ResourceResolver
+from kubecommon.kube.cache import ObjectCache
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.objects import GroupResourceLike, ObjectReader
+from kubecommon.kube.resources import ResourceResolver
 from kubecommon.singleflight import SingleFlight
 from kubecommon.status import qualified_resource
 
