@@ -39,6 +39,7 @@ class _Expired(Exception):
 class ObjectCache:
     def __init__(self, client: KubeClient, info: ResourceInfo, *, namespace: str | None = None,
                  field_selector: str | None = None, keep_data: bool = False,
+                 keep_raw: bool = False,
                  on_change: Callable[[ObjectCache], None] | None = None,
                  watch_timeout_seconds: int = 300, max_backoff: float = 30.0) -> None:
         self.info = info
@@ -46,6 +47,7 @@ class ObjectCache:
         self._namespace = namespace
         self._field_selector = field_selector
         self._keep_data = keep_data
+        self._keep_raw = keep_raw
         self._on_change = on_change
         self._watch_timeout = watch_timeout_seconds
         self._max_backoff = max_backoff
@@ -190,7 +192,7 @@ class ObjectCache:
 
     def _put(self, store: dict[str, dict[str, KubeObject]], raw: Mapping[str, Any]) -> KubeObject:
         obj = from_api(raw, kind=self.info.kind, api_version=self.info.api_version,
-                       keep_data=self._keep_data)
+                       keep_data=self._keep_data, keep_raw=self._keep_raw)
         store.setdefault(obj.namespace, {})[obj.name] = obj
         return obj
 

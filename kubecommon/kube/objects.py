@@ -46,6 +46,9 @@ class KubeObject:
     phase: str = ""  # pods only: status.phase
     node_name: str = ""  # pods only: spec.nodeName
     data: Mapping[str, str] = field(default_factory=lambda: _EMPTY)  # configmaps only
+    # The whole object as the API server sent it, for readers that need more than the fields
+    # above (the controller's pods and autoscaler objects); None unless the cache keeps it.
+    raw: Mapping[str, Any] | None = None
 
     def fields(self) -> dict[str, str]:
         """Values addressable by field selectors (metadata.name, metadata.namespace, ...)."""
@@ -58,7 +61,7 @@ class KubeObject:
 
 
 def from_api(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "",
-             keep_data: bool = False) -> KubeObject:
+             keep_data: bool = False, keep_raw: bool = False) -> KubeObject:
     """Convert one object of a LIST or WATCH answer (list items carry no kind/apiVersion)."""
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
@@ -77,6 +80,7 @@ def from_api(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "",
         phase=str(status.get("phase") or "") if isinstance(status, Mapping) else "",
         node_name=str(spec.get("nodeName") or "") if isinstance(spec, Mapping) else "",
         data=MappingProxyType({str(k): str(v) for k, v in data.items()}) if data else _EMPTY,
+        raw=obj if keep_raw else None,
     )
 
 
