@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kubecommon.status import StatusError, qualified_resource
 
-__all__ = ["CacheNotSynced", "KubeAPIError", "KubeError", "KubeUnavailable", "UnknownResource"]
+__all__ = ["CacheNotSynced", "KubeAPIError", "KubeError", "KubeUnavailable", "UnknownKind", "UnknownResource"]
 
 
 class KubeError(Exception):
@@ -30,6 +30,16 @@ class UnknownResource(KubeError):
         super().__init__(f"the server doesn't have a resource type {qualified_resource(resource, group)!r}")
         self.group = group
         self.resource = resource
+
+
+class UnknownKind(UnknownResource):
+    """No resource of the group serves the kind (client-go's NoKindMatchError wording)."""
+
+    def __init__(self, group: str, kind: str, detail: str = "") -> None:
+        KubeError.__init__(self, detail or f'no matches for kind "{kind}" in group "{group}"')
+        self.group = group
+        self.resource = kind
+        self.kind = kind
 
 
 class KubeAPIError(KubeError):
