@@ -39,12 +39,13 @@ python_env() {
 prometheus_tool() {
   command -v prometheus >/dev/null 2>&1 && return
   local hint="prometheus is missing: run \`sudo apt-get install prometheus\` (or set PROMETHEUS_BINARY), then run make again"
-  command -v apt-get >/dev/null 2>&1 || fail "$hint"
+  command -v apt-get >/dev/null 2>&1 && as_root true || fail "$hint"
   echo "setup: installing prometheus (Debian package)"
   # The package starts a system Prometheus on :9090 where systemd runs; the tests start their own.
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
     && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null \
     || fail "$hint"
+  command -v prometheus >/dev/null 2>&1 || fail "$hint"
 }
 
 helm_tool() {
