@@ -1,0 +1,106 @@
+"""The worker pool: takes due keys from the `DueQueue` and runs at most N syncs at a time.
+
+`start_due()` hands every due key to a new task while a worker slot is free; `run()` repeats
+that whenever the earliest due time arrives or `wake()` is called (a new or changed object, a
+finished sync, leadership gained). Syncs start only while `active()` holds (the leader, or no
+leader election). A sync that raises counts as failed and is retried by the queue's limiter.
+Each start reports the key's lateness (start − due) to `on_start`.
+
+Non-goals: what a sync does (`controller.reconcile`), scheduling rules (`controller.run.queue`).
+The clock is passed in; tests call `start_due()` and advance their own clock instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+
+from controller.run.queue import Due, DueQueue
+
+K = TypeVar("K", bound=Hashable)
+_log = logging.getLogger(__name__)
+_IDLE_WAIT = 3600.0
+
+
+class WorkerPool(Generic[K]):
+    def __init__(
+        self, queue: DueQueue[K], sync: Callable[[K], Awaitable[None]], *, concurrency: int,
+        clock: Callable[[], float], active: Callable[[], bool] = lambda: True,
+        on_start: Callable[[Due[K]], None] = lambda due: None,
+        on_done: Callable[[K, bool], None] = lambda key, failed: None,
+    ) -> None:  # fmt: skip
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self._queue = queue
+        self._sync = sync
+        self._concurrency = concurrency
+        self._clock = clock
+        self._active = active
+        self._on_start = on_start
+        self._on_done = on_done
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+
+    @property
+    def busy(self) -> int:
+        return len(self._tasks)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def start_due(self) -> int:
+        """Start a sync for each due key while a slot is free; return how many started."""
+        if not self._active():
+            return 0
+        free = self._concurrency - len(self._tasks)
+        if free <= 0:
+            return 0
+        started = self._queue.pop_due(self._clock(), free)
+        for due in started:
+            self._on_start(due)
+            task = asyncio.create_task(self._one(due.key), name=f"sync {due.key}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return len(started)
+
+    async def _one(self, key: K) -> None:
+        failed = True
+        try:
+            await self._sync(key)
+            failed = False
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            _log.exception("sync of %s failed", key)
+        finally:
+            self._queue.done(key, now=self._clock(), failed=failed)
+            self._on_done(key, failed)
+            self._wake.set()
+
+    def seconds_until_next(self) -> float:
+        nxt = self._queue.next_due()
+        if nxt is None or not self._active() or len(self._tasks) >= self._concurrency:
+            return _IDLE_WAIT  # woken by a finished sync, a change or leadership
+        return max(0.0, nxt - self._clock())
+
+    async def run(self) -> None:
+        """Dispatch until cancelled."""
+        while True:
+            self._wake.clear()
+            self.start_due()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.seconds_until_next())
+
+    async def drain(self, timeout: float) -> None:
+        """Let running syncs finish (up to `timeout`), then cancel the rest."""
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
