@@ -53,4 +53,12 @@ class PrometheusHTTPError(PrometheusError):
 
 
 class PrometheusBadResponse(PrometheusError):
-    """An answer that is not Prometheus' API JSON, or an unexpected result type."""
+    """An answer that is not Prometheus' API JSON, or not of the shape its result type promises.
+
+    `problem` is our own description of what is wrong (never the answer's text, a URL or the
+    query): safe to show a client; empty when the answer could not be described safely.
+    """
+
+    def __init__(self, message: str, *, path: str = "", problem: str = "") -> None:
+        super().__init__(message, path=path)
+        self.problem = problem

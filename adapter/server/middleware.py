@@ -1,8 +1,9 @@
 """The request pipeline: errors → Status, request metrics, authentication, authorization, negotiation.
 
 THE one place where exceptions become HTTP answers. `StatusError`s are rendered as they are;
-typed errors of lower layers are mapped by `status_for` (table below); anything else is our bug:
-logged with its traceback and answered 500 InternalError without details. Backend details
+typed errors of lower layers are mapped by the one error table (`adapter.services.errors.
+status_for`, which services use too); anything else is our bug: logged with its traceback and
+answered 500 InternalError without details. Backend details
 (Prometheus URLs, PromQL, Kubernetes messages) go to the log only.
 
 Order, like k8s.io/apiserver's filter chain: metrics and error translation around everything,
@@ -23,22 +24,18 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from kubecommon.kube import errors as kube_errors
 from adapter.kube.identity import ANONYMOUS
-from adapter.prometheus import errors as prom_errors
-from adapter.rules.query import QueryError
 from adapter.server import discovery_docs, negotiation
 from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, USER, ServerContext
 from adapter.server.handlers import compact_json
 from adapter.server.requestinfo import RequestInfo, derive_request_info
-from kubecommon.selectors import SelectorError
+from adapter.services import errors
 from kubecommon.status import (
     BadRequest,
     InternalError,
     MethodNotAllowed,
     NotAcceptable,
     NotFound,
-    ServiceUnavailable,
     StatusError,
     TooManyRequests,
     Unauthorized,
@@ -58,29 +55,11 @@ def status_response(error: StatusError) -> web.Response:
 
 
 def status_for(err: BaseException) -> StatusError:
-    """Map any exception to the Status the client gets (logging what the client must not see)."""
-    if isinstance(err, StatusError):
-        return err
+    """Map any exception to the Status the client gets: aiohttp's own HTTP exceptions here, every
+    other error through the one table, `adapter.services.errors.status_for`."""
     if isinstance(err, web.HTTPException):
         return _from_http_exception(err)
-    if isinstance(err, (SelectorError, QueryError)):
-        return BadRequest(str(err))
-    if isinstance(err, kube_errors.UnknownResource):
-        return NotFound.for_path()
-    if isinstance(err, kube_errors.KubeUnavailable):
-        _log.warning("kubernetes unavailable: %s", err)
-        return ServiceUnavailable("unable to list matching resources: the Kubernetes API is unavailable")
-    if isinstance(err, kube_errors.KubeError):
-        _log.error("kubernetes error: %s", err)
-        return InternalError.wrapping("unable to list matching resources")
-    if isinstance(err, (prom_errors.PrometheusUnreachable, prom_errors.PrometheusTimeout)):
-        _log.warning("prometheus unavailable: %s", err)
-        return ServiceUnavailable("unable to fetch metrics: the metrics backend is unavailable")
-    if isinstance(err, prom_errors.PrometheusError):
-        _log.error("prometheus error: %s", err)
-        return InternalError.wrapping("unable to fetch metrics")
-    _log.error("unhandled error serving a request", exc_info=err)
-    return InternalError.wrapping("an unexpected error occurred, see the adapter's log")
+    return errors.status_for(err)
 
 
 def _from_http_exception(exc: web.HTTPException) -> StatusError:

@@ -30,10 +30,12 @@ __all__ = [
     "ObjectsUnavailable",
     "UnableToFetchMetrics",
     "guarded",
+    "is_outage",
     "kube_guarded",
     "query_errors",
     "parse_field_selector_param",
     "parse_selector_param",
+    "status_for",
 ]
 
 _log = logging.getLogger(__name__)
@@ -82,11 +84,12 @@ class ObjectsUnavailable(status.ServiceUnavailable):
 
 
 class UnableToFetchMetrics(status.InternalError):
-    """Prometheus rejected the query or answered garbage: a rule or backend problem (500)."""
+    """Prometheus rejected the query or answered garbage: a rule or backend problem (500).
+    `problem` (our own words, never Prometheus' text) is added when known."""
 
-    def __init__(self) -> None:
-        super().__init__("Internal error occurred: unable to fetch metrics",
-                         details={"causes": [{"message": "unable to fetch metrics"}]})
+    def __init__(self, problem: str = "") -> None:
+        cause = f"unable to fetch metrics: {problem}" if problem else "unable to fetch metrics"
+        super().__init__(f"Internal error occurred: {cause}", details={"causes": [{"message": cause}]})
 
 
 def parse_selector_param(text: str | None) -> Selector:
@@ -109,18 +112,14 @@ def parse_field_selector_param(text: str | None) -> FieldSelector | None:
 
 
 async def kube_guarded(call: Awaitable[_T]) -> _T:
-    """Await an object-cache call; an unreachable API is a 503, anything else but an unknown
-    resource (RBAC, a broken API) is ours to fix: 500, as prometheus-adapter words it."""
+    """Await an object-cache call; failures become Statuses through `status_for` (an unknown
+    resource passes through: each service decides what a missing resource means for it)."""
     try:
         return await call
     except kube_errors.UnknownResource:
         raise
-    except kube_errors.KubeUnavailable as err:
-        _log.warning("unable to list matching resources: %s", err)
-        raise ObjectsUnavailable() from err
     except kube_errors.KubeError as err:
-        _log.error("unable to list matching resources: %s", err)
-        raise status.InternalError.wrapping("unable to list matching resources") from err
+        raise status_for(err) from err
 
 
 async def guarded(call: Awaitable[_T], *, what: str) -> _T:
@@ -128,18 +127,63 @@ async def guarded(call: Awaitable[_T], *, what: str) -> _T:
     try:
         return await call
     except prom_errors.PrometheusError as err:
-        if _is_outage(err):
-            _log.warning("unable to fetch metrics from prometheus (%s): %s", what, err)
-            raise MetricsUnavailable() from err
-        _log.error("unable to fetch metrics from prometheus (%s): %s", what, err)
-        raise UnableToFetchMetrics() from err
+        raise status_for(err, what=what) from err
 
 
-def _is_outage(err: prom_errors.PrometheusError) -> bool:
-    """Unreachable, timed out or a 5xx: passing, a retry can succeed. A 4xx (401/403/404), a
-    rejected query or a garbled answer means our configuration or a rule is wrong."""
+# THE error table: every typed error of a lower layer, the Status a client gets, and why.
+# A backend outage (retrying later can succeed) is 503, the client's mistake a 4xx, and anything
+# only the operator or a developer can fix (a rule, a permission, a broken backend answer) 500.
+# Each row has a test through the HTTP API (tests/unit/adapter/server/test_error_table.py).
+def status_for(err: BaseException, *, what: str = "") -> status.StatusError:
+    """The Status a client gets for `err` (a known error of a lower layer, or our bug)."""
+    if isinstance(err, status.StatusError):
+        return err
+    if isinstance(err, SelectorError):
+        return BadSelector(str(err))
+    if isinstance(err, query.QueryError):
+        if err.client_error:
+            return BadSelector(str(err))
+        _log.error("unable to build the query%s: %s", _for(what), err)
+        return status.InternalError.wrapping("unable to build the query")
+    if isinstance(err, kube_errors.KubeError):
+        return _kube_status(err)
+    if isinstance(err, prom_errors.PrometheusError):
+        return _prometheus_status(err, what)
+    _log.error("unhandled error serving a request", exc_info=err)
+    return status.InternalError.wrapping("an unexpected error occurred, see the adapter's log")
+
+
+def _kube_status(err: kube_errors.KubeError) -> status.StatusError:
+    if isinstance(err, kube_errors.UnknownResource):
+        return status.NotFound.for_path()
+    if isinstance(err, kube_errors.KubeUnavailable):
+        _log.warning("unable to list matching resources: %s", err)
+        return ObjectsUnavailable()
+    _log.error("unable to list matching resources: %s", err)  # RBAC, a broken API: ours to fix
+    return status.InternalError.wrapping("unable to list matching resources")
+
+
+def _prometheus_status(err: prom_errors.PrometheusError, what: str) -> status.StatusError:
+    if is_outage(err):
+        _log.warning("unable to fetch metrics from prometheus%s: %s", _for(what), err)
+        return MetricsUnavailable()
+    _log.error("unable to fetch metrics from prometheus%s: %s", _for(what), err)
+    if isinstance(err, prom_errors.PrometheusBadResponse) and err.problem:
+        # Our own words about the answer's shape (never its text, a URL or the query).
+        return UnableToFetchMetrics(err.problem)
+    return UnableToFetchMetrics()
+
+
+def _for(what: str) -> str:
+    return f" ({what})" if what else ""
+
+
+def is_outage(err: prom_errors.PrometheusError) -> bool:
+    """Unreachable, timed out, overloaded (429) or a 5xx: passing, a retry can succeed. Any other
+    4xx (401/403/404), a rejected query or a malformed answer means a configuration, a rule or
+    the backend is wrong, and waiting will not fix it."""
     if isinstance(err, prom_errors.PrometheusHTTPError):
-        return err.status >= 500
+        return err.status >= 500 or err.status == 429
     return isinstance(err, (prom_errors.PrometheusUnreachable, prom_errors.PrometheusTimeout))
 
 
