@@ -4,7 +4,7 @@
 | --- | --- | --- |
 | `--kubeconfig` | in-cluster, else `$KUBECONFIG` / `~/.kube/config` | same |
 | `--concurrent-syncs` | 5 | `--concurrent-horizontal-pod-autoscaler-syncs` 5 |
-| `--horizontal-pod-autoscaler-sync-period` | 15s (objects without `syncPeriodSeconds`) | same |
+| `--horizontal-pod-autoscaler-sync-period` (alias `--sync-period`) | 15s (objects without `syncPeriodSeconds`) | same |
 | `--horizontal-pod-autoscaler-tolerance` | 0.1 | same |
 | `--horizontal-pod-autoscaler-downscale-stabilization` | 5m0s | same |
 | `--horizontal-pod-autoscaler-cpu-initialization-period` | 5m0s | same |
@@ -159,7 +159,7 @@ def build_parser(prog: str = "prom-autoscaler-controller run") -> argparse.Argum
     a("--kubeconfig", help="kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
     a("--concurrent-syncs", type=_flag_type(_positive_int), default=5, metavar="N",
       help="autoscalers synced at once (default 5)")
-    a(hpa + "sync-period", type=pos, metavar="DURATION", default="15s", dest="sync_period",
+    a(hpa + "sync-period", "--sync-period", type=pos, metavar="DURATION", default="15s", dest="sync_period",
       help="period of objects without spec.syncPeriodSeconds (default 15s)")
     a(hpa + "tolerance", type=_flag_type(_tolerance), default="0.1", dest="tolerance", metavar="RATIO",
       help="minimum change of the metric ratio that causes scaling (default 0.1)")
