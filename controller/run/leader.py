@@ -70,7 +70,7 @@ class LeaderElector:
         self._observed_at = float("-inf")
         self._observed_lease: dict[str, Any] = {}
         self._renewed_at = float("-inf")  # start of the last successful acquire/renew, when we hold it
-        self._holding = False
+        self._holding = False  # our last write made us the holder (release() may give it up)
         self.leader_transitions = 0  # times this elector became leader
 
     # --- state ------------------------------------------------------------------------------------
@@ -78,7 +78,11 @@ class LeaderElector:
         return self._clock() if self._clock is not None else asyncio.get_running_loop().time()
 
     def is_leader(self) -> bool:
-        """True only while a renew that started less than the renew deadline ago succeeded."""
+        """True only while a renew that started less than the renew deadline ago succeeded.
+
+        Stays true after `run()` is cancelled until the deadline passes or `release()` is called,
+        so a shutdown checkpoint can still be written safely (no follower may take over sooner).
+        """
         return self._holding and self.now() - self._renewed_at < self.renew_deadline
 
     def renew_age(self) -> float:
