@@ -77,6 +77,12 @@ class EventReason(StrEnum):
     FAILED_RESCALE = "FailedRescale"
     SUCCESSFUL_RESCALE = "SuccessfulRescale"
     FAILED_UPDATE_STATUS = "FailedUpdateStatus"
+    # Not upstream: the controller runtime's additions (design §8.4); the algorithm never emits them.
+    PAUSED = "Paused"
+    UNPAUSED = "Unpaused"
+    STATE_RESTORED = "StateRestored"
+    CONFLICTING_AUTOSCALER = "ConflictingAutoscaler"
+    PREVIEW_RESCALE = "PreviewRescale"
 
 
 # Condition messages, worded as upstream words them (users grep for them).
