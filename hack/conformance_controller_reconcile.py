@@ -29,6 +29,8 @@ from hack.conformance_controller_cases import (
     NOW, CaseError, as_float, gate, history, metric_items, pod, pod_metrics,
     readiness, rules, t,
 )  # fmt: skip
+from controller.kube.hpa_spec import selector_text as _selector_text
+from controller.kube.hpa_spec import source_body as _body
 from kubecommon.quantity import Quantity
 from kubecommon.selectors import SelectorError, parse_selector
 
@@ -53,25 +55,6 @@ def _q(body: Json, key: str) -> int | None:
     if body.get(f"{key}_milli") is not None:
         return int(body[f"{key}_milli"])
     return None if body.get(key) is None else Quantity.parse(str(body[key])).milli_value()
-
-
-def _selector_text(sel: Json | None) -> str:
-    """The metric selector as upstream prints it with `%+v` (used in names and messages)."""
-    if sel is None:
-        return "<nil>"
-    labels = "".join(f"{k}: {v}," for k, v in sorted((sel.get("matchLabels") or {}).items()))
-    exprs = "".join(
-        f"LabelSelectorRequirement{{Key:{e.get('key')},Operator:{e.get('operator')},"
-        f"Values:[{' '.join(e.get('values') or ())}],}},"
-        for e in sel.get("matchExpressions") or ()
-    )
-    return (f"&LabelSelector{{MatchLabels:map[string]string{{{labels}}},"
-            f"MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}")  # fmt: skip
-
-
-def _body(m: Json) -> Json:
-    kind = m.get("type") or ""
-    return m.get(kind[:1].lower() + kind[1:]) or {}
 
 
 def _metric_spec(m: Json) -> MetricSpec:

@@ -1,0 +1,205 @@
+"""A PromAutoscaler or native autoscaling/v2 HPA (JSON) -> one frozen `Autoscaler` value.
+
+Job: everything reconcile needs from the object, read once: identity (key, uid, generation,
+resourceVersion), the scale target, the algorithm spec with one metric plan per metric (same
+order), the PromAutoscaler extensions (syncPeriodSeconds, mode, paused), the previous status as
+the algorithm's `HpaStatus` (times as epoch seconds) and the stabilization/rate history restored
+from the `status.scaleHistory` checkpoint. A malformed checkpoint or status entry never fails the
+read: it is dropped and named in `problems` (reconcile logs it); a spec the algorithm cannot use
+raises `SpecError` naming the field.
+
+Native HPAs are always `Mode.PREVIEW` (the built-in controller owns their /scale and status).
+
+Non-goals: fetching, writing, the checkpoint's writer side (status.py). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from controller.algorithm.behavior import ScaleHistory
+from controller.algorithm.conditions import Condition, ConditionType, Reason
+from controller.algorithm.spec import AutoscalerSpec, HpaStatus, MetricStatus, SourceType
+from controller.kube.hpa_spec import MetricPlan, SpecError, autoscaler_spec, scale_target_ref, source_body
+from controller.kube.ports import ObjectKey, TargetRef
+from controller.kube.times import parse_time
+from kubecommon.quantity import Quantity, QuantityError
+
+__all__ = ["API_GROUP", "API_VERSION", "DEFAULT_SYNC_PERIOD_SECONDS", "HPA_KIND", "KIND", "Autoscaler", "Mode",
+           "SpecError", "autoscaler_from_object", "restore_history"]
+
+API_GROUP = "autoscaling.prom-autoscaler.io"
+API_VERSION = f"{API_GROUP}/v1alpha1"
+KIND = "PromAutoscaler"
+HPA_KIND = "HorizontalPodAutoscaler"
+DEFAULT_SYNC_PERIOD_SECONDS = 15
+MIN_SYNC_PERIOD_SECONDS, MAX_SYNC_PERIOD_SECONDS = 3, 3600
+
+Json = Mapping[str, Any]
+
+
+class Mode(StrEnum):
+    ACTIVE = "Active"  # decide and write /scale
+    PREVIEW = "Preview"  # decide and record, never write /scale
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Autoscaler:
+    key: ObjectKey
+    uid: str
+    generation: int
+    resource_version: str
+    target: TargetRef
+    spec: AutoscalerSpec
+    metric_plans: tuple[MetricPlan, ...]  # one per spec.metrics entry: a MetricQuery or why not
+    sync_period_seconds: int = DEFAULT_SYNC_PERIOD_SECONDS
+    mode: Mode = Mode.ACTIVE
+    paused: bool = False
+    status: HpaStatus = field(default_factory=HpaStatus)
+    status_json: Json = field(default_factory=dict)  # the status as read (for the write-needed check)
+    history: ScaleHistory | None = None  # restored checkpoint, None when absent or malformed
+    history_saved_at: float | None = None
+    problems: tuple[str, ...] = ()  # what was dropped while reading status
+
+    @property
+    def writes_scale(self) -> bool:
+        return self.mode is Mode.ACTIVE and not self.paused and self.key.kind == KIND
+
+
+def autoscaler_from_object(obj: Json) -> Autoscaler:
+    """Read a PromAutoscaler or an HPA. Raises `SpecError` when the spec cannot be used."""
+    meta = obj.get("metadata") or {}
+    kind = str(obj.get("kind") or KIND)
+    if kind not in (KIND, HPA_KIND):
+        raise SpecError(f"kind: Unsupported value: {kind!r}: want {KIND} or {HPA_KIND}")
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping):
+        raise SpecError("spec: Required value")
+    algorithm_spec, plans = autoscaler_spec(spec)
+    given_status = obj.get("status")
+    raw_status: Json = given_status if isinstance(given_status, Mapping) else {}
+    problems: list[str] = []
+    status = parse_status(raw_status, problems)
+    history, saved_at = restore_history(raw_status.get("scaleHistory"), problems)
+    native = kind == HPA_KIND
+    return Autoscaler(
+        key=ObjectKey(kind=kind, namespace=str(meta.get("namespace") or ""), name=str(meta.get("name") or "")),
+        uid=str(meta.get("uid") or ""), generation=int(meta.get("generation") or 0),
+        resource_version=str(meta.get("resourceVersion") or ""), target=scale_target_ref(spec),
+        spec=algorithm_spec, metric_plans=plans,
+        sync_period_seconds=DEFAULT_SYNC_PERIOD_SECONDS if native else _sync_period(spec.get("syncPeriodSeconds")),
+        mode=Mode.PREVIEW if native else _mode(spec.get("mode")),
+        paused=False if native else _paused(spec.get("paused")),
+        status=status, status_json=dict(raw_status), history=history, history_saved_at=saved_at,
+        problems=tuple(problems))
+
+
+def _sync_period(value: Any) -> int:
+    if value is None:
+        return DEFAULT_SYNC_PERIOD_SECONDS
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            not MIN_SYNC_PERIOD_SECONDS <= value <= MAX_SYNC_PERIOD_SECONDS:
+        raise SpecError(f"spec.syncPeriodSeconds: Invalid value: {value!r}: must be an integer between "
+                        f"{MIN_SYNC_PERIOD_SECONDS} and {MAX_SYNC_PERIOD_SECONDS}")
+    return value
+
+
+def _mode(value: Any) -> Mode:
+    try:
+        return Mode(value) if value is not None else Mode.ACTIVE
+    except ValueError:
+        raise SpecError(f'spec.mode: Unsupported value: {value!r}: supported values: "Active", "Preview"') from None
+
+
+def _paused(value: Any) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise SpecError(f"spec.paused: Invalid value: {value!r}: must be a boolean")
+    return value
+
+
+def parse_status(raw: Json, problems: list[str]) -> HpaStatus:
+    """The HPA-identical part of status. Entries the algorithm cannot represent (our own Paused
+    condition, reasons it does not know, a bad timestamp) are skipped and listed in `problems`."""
+    conditions = []
+    for i, cond in enumerate(raw.get("conditions") or ()):
+        parsed = _condition(cond, f"status.conditions[{i}]", problems)
+        if parsed is not None:
+            conditions.append(parsed)
+    metrics = tuple(_current_metric(m, f"status.currentMetrics[{i}]", problems)
+                    for i, m in enumerate(raw.get("currentMetrics") or ()))
+    return HpaStatus(current_replicas=_count(raw.get("currentReplicas")),
+                     desired_replicas=_count(raw.get("desiredReplicas")),
+                     last_scale_time=_time(raw.get("lastScaleTime"), "status.lastScaleTime", problems),
+                     current_metrics=metrics, conditions=tuple(conditions))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _time(value: Any, path: str, problems: list[str]) -> float | None:
+    try:
+        return parse_time(value)
+    except ValueError as err:
+        problems.append(f"{path}: {err}")
+        return None
+
+
+def _condition(cond: Any, path: str, problems: list[str]) -> Condition | None:
+    if not isinstance(cond, Mapping):
+        problems.append(f"{path}: not an object")
+        return None
+    try:
+        kind, reason = ConditionType(str(cond.get("type"))), Reason(str(cond.get("reason")))
+    except ValueError:
+        return None  # our own condition types (Paused, Preview) and reasons live beside the algorithm's
+    return Condition(type=kind, status=cond.get("status") == "True", reason=reason,
+                     message=str(cond.get("message") or ""),
+                     last_transition_time=_time(cond.get("lastTransitionTime"), f"{path}.lastTransitionTime",
+                                                problems))
+
+
+def _current_metric(entry: Any, path: str, problems: list[str]) -> MetricStatus | None:
+    if not isinstance(entry, Mapping) or not entry.get("type"):
+        return None
+    try:
+        source = SourceType(entry["type"])
+    except ValueError:
+        problems.append(f"{path}.type: unknown metric source type {entry['type']!r}")
+        return None
+    body = source_body(entry)
+    current = body.get("current") or {}
+    name = body.get("name") or (body.get("metric") or {}).get("name", "")
+    try:
+        return MetricStatus(type=source, name=str(name), container=str(body.get("container") or ""),
+                            value=_milli(current, "value"), average_value=_milli(current, "averageValue"),
+                            average_utilization=current.get("averageUtilization"))
+    except QuantityError as err:
+        problems.append(f"{path}.current: {err}")
+        return None
+
+
+def _milli(body: Json, key: str) -> int | None:
+    return None if body.get(key) is None else Quantity.parse(str(body[key])).milli_value()
+
+
+def restore_history(raw: Any, problems: list[str]) -> tuple[ScaleHistory | None, float | None]:
+    """`status.scaleHistory` (written by status.history_checkpoint) -> (history, savedAt)."""
+    if raw is None:
+        return None, None
+    if not isinstance(raw, Mapping):
+        problems.append("status.scaleHistory: not an object; starting without history")
+        return None, None
+    try:
+        saved_at = parse_time(raw.get("savedAt"))
+        history = ScaleHistory.from_dict({key: raw.get(key) or () for key in
+                                          ("recommendations", "scaleUpEvents", "scaleDownEvents")})
+    except ValueError as err:
+        problems.append(f"status.scaleHistory: {err}; starting without history")
+        return None, None
+    return history, saved_at
