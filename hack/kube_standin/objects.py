@@ -17,7 +17,7 @@ import random
 import uuid
 from typing import Any, Callable
 
-from kubecommon.status import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound
+from kubecommon.status import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound
 
 from .registry import TypeRegistry
 from .resources import ResourceType
@@ -86,8 +86,9 @@ class ObjectApi:
     # --- writes ----------------------------------------------------------------------------
 
     def create(self, rt: ResourceType, namespace: str, body: Obj, *, dry_run: bool = False,
-               owned: bool = False) -> Obj:
-        """Create from `body`; `owned=True` means the caller hands the dict over (no copy)."""
+               owned: bool = False, field_validation: str = "") -> Obj:
+        """Create from `body`; `owned=True` means the caller hands the dict over (no copy).
+        `field_validation="Strict"` rejects fields the type does not declare (400)."""
         obj = body if owned else copy.deepcopy(body)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
@@ -105,7 +106,7 @@ class ObjectApi:
             meta.pop("namespace", None)
         causes = strategies.validate_name(rt, name)
         if causes:
-            raise Invalid.for_object(rt.kind, rt.group, name, causes)
+            raise strategies.invalid(rt, name, causes)
         if rt.namespaced:
             self.require_namespace(namespace, creating=True, name=name, rt=rt)
         key = (namespace if rt.namespaced else "", name)
@@ -119,7 +120,7 @@ class ObjectApi:
         if _tracks_generation(rt):
             meta["generation"] = 1
         strategies.apply_defaults(rt, obj, allocate_ip=self._allocate_ip, creating=True)
-        self._validate(rt, obj)
+        self._validate(rt, obj, field_validation)
         if (rt.group, rt.plural) == ("apiextensions.k8s.io", "customresourcedefinitions"):
             _establish_crd(obj, self.now())
         if dry_run:
@@ -127,7 +128,8 @@ class ObjectApi:
         return self._commit(rt, key, obj)
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: Obj, *,
-               subresource: str = "", dry_run: bool = False, owned: bool = False) -> Obj:
+               subresource: str = "", dry_run: bool = False, owned: bool = False,
+               field_validation: str = "") -> Obj:
         key = (namespace if rt.namespaced else "", name)
         old = self.store.get(rt.storage_key, key)
         if old is None:
@@ -148,7 +150,8 @@ class ObjectApi:
             raise Conflict.for_object(rt.plural, rt.group, name,
                                       "Precondition failed: UID in precondition does not match")
         obj = self._merge_for_subresource(rt, old, obj, subresource)
-        return self._finish_update(rt, key, old, obj, dry_run=dry_run)
+        return self._finish_update(rt, key, old, obj, dry_run=dry_run,
+                                   field_validation=field_validation)
 
     def _merge_for_subresource(self, rt: ResourceType, old: Obj, obj: Obj, sub: str) -> Obj:
         if sub == "status":
@@ -174,8 +177,8 @@ class ObjectApi:
         return obj
 
     def _finish_update(self, rt: ResourceType, key: Key, old: Obj, obj: Obj, *,
-                       dry_run: bool) -> Obj:
-        self._validate(rt, obj)
+                       dry_run: bool, field_validation: str = "") -> Obj:
+        self._validate(rt, obj, field_validation)
         meta = obj["metadata"]
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
         if _tracks_generation(rt) and _spec_part(obj) != _spec_part(old):
@@ -233,10 +236,13 @@ class ObjectApi:
         obj["kind"] = rt.kind
         obj["apiVersion"] = rt.api_version
 
-    def _validate(self, rt: ResourceType, obj: Obj) -> None:
+    def _validate(self, rt: ResourceType, obj: Obj, field_validation: str = "") -> None:
+        unknown = strategies.admit_custom(rt, obj) if rt.crd else []
+        if unknown and field_validation == "Strict":
+            raise strategies.strict_decoding_error(rt, unknown)
         causes = strategies.validate(rt, obj)
         if causes:
-            raise Invalid.for_object(rt.kind, rt.group, obj["metadata"].get("name", ""), causes)
+            raise strategies.invalid(rt, obj["metadata"].get("name", ""), causes)
 
     def _commit(self, rt: ResourceType, key: Key, obj: Obj) -> Obj:
         rv = self.store.next_rv()

@@ -45,6 +45,8 @@ class ResourceType:
     crd: bool = False
     # Print columns for `kubectl get` tables (CRD additionalPrinterColumns or built-in ones).
     columns: tuple[Mapping[str, Any], ...] = field(default=())
+    # A CRD version's openAPIV3Schema (admission: defaulting, pruning, validation; OpenAPI).
+    schema: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def api_version(self) -> str:
@@ -150,5 +152,6 @@ def crd_resource_types(crd: Mapping[str, Any]) -> list[ResourceType]:
             status="status" in sub, scale=scale, crd=True,
             storage=(spec.get("group", ""), names.get("plural", "")),
             columns=tuple(version.get("additionalPrinterColumns") or ()),
+            schema=(version.get("schema") or {}).get("openAPIV3Schema"),
         ))
     return out

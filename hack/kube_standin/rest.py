@@ -82,7 +82,8 @@ async def _collection(request: web.Request, state: State, rt: ResourceType, name
             raise NotFound.for_path()
         srt = storage_type(state, rt)
         created = state.api.create(srt, namespace, conversion.to_storage(rt, body),
-                                   dry_run=_dry(request), owned=True)
+                                   dry_run=_dry(request), owned=True,
+                                   field_validation=_field_validation(request))
         return _out(rt, created, 201, state)
     if request.method == "DELETE":
         match = listing.matcher(rt, request.query)
@@ -101,6 +102,11 @@ async def _collection(request: web.Request, state: State, rt: ResourceType, name
 
 def _dry(request: web.Request) -> bool:
     return request.query.get("dryRun") == "All"
+
+
+def _field_validation(request: web.Request) -> str:
+    """`fieldValidation` (Strict rejects undeclared fields; kubectl sends it by default)."""
+    return request.query.get("fieldValidation", "")
 
 
 async def _delete_options(request: web.Request) -> dict[str, Any]:
@@ -132,7 +138,8 @@ async def _object(request: web.Request, state: State, rt: ResourceType, namespac
         if not isinstance(body, dict):
             raise BadRequest("the request body must be an object")
         return _out(rt, state.api.update(srt, namespace, name, conversion.to_storage(rt, body),
-                                         dry_run=_dry(request), owned=True), state=state)
+                                         dry_run=_dry(request), owned=True,
+                                         field_validation=_field_validation(request)), state=state)
     if request.method == "PATCH":
         return _out(rt, await _patch(request, state, rt, namespace, name, ""))
     if request.method == "DELETE":
@@ -156,7 +163,8 @@ async def _patch(request: web.Request, state: State, rt: ResourceType, namespace
     except NotFound:
         if is_apply and not subresource and isinstance(body, dict):
             created = state.api.create(srt, namespace, conversion.to_storage(rt, body),
-                                       dry_run=_dry(request))
+                                       dry_run=_dry(request),
+                                       field_validation=_field_validation(request))
             return listing.view(rt, created)
         raise
     if is_apply:
@@ -169,7 +177,8 @@ async def _patch(request: web.Request, state: State, rt: ResourceType, namespace
     else:
         patched = patch.apply_patch(current, body, ctype, strategic_allowed=not rt.crd)
     updated = state.api.update(srt, namespace, name, conversion.to_storage(rt, patched),
-                               subresource=subresource, dry_run=_dry(request))
+                               subresource=subresource, dry_run=_dry(request),
+                               field_validation=_field_validation(request))
     return listing.view(rt, updated)
 
 
