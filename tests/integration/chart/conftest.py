@@ -65,8 +65,13 @@ class Rendered:
         return {o["metadata"]["name"] for o in self.all(kind)}
 
     @property
+    def adapter(self) -> dict[str, Any]:
+        """The adapter's Deployment (the controller's is `<fullname>-controller`)."""
+        return self.one("Deployment", FULLNAME)
+
+    @property
     def container(self) -> dict[str, Any]:
-        return self.one("Deployment")["spec"]["template"]["spec"]["containers"][0]
+        return self.adapter["spec"]["template"]["spec"]["containers"][0]
 
 
 class Helm:

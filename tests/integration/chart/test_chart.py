@@ -152,7 +152,7 @@ def test_generated_ca_signed_the_serving_certificate(default: Rendered, tmp_path
 
 def test_serving_certificate_is_what_the_adapter_is_told_to_serve(default: Rendered) -> None:
     args = _args(default)
-    pod = default.one("Deployment")["spec"]["template"]["spec"]
+    pod = default.adapter["spec"]["template"]["spec"]
     mounts = {m["name"]: m["mountPath"] for m in default.container["volumeMounts"]}
     [tls_volume] = [v for v in pod["volumes"] if v["name"] == "tls"]
     assert tls_volume["secret"]["secretName"] == f"{FULLNAME}-tls"
@@ -176,7 +176,7 @@ def test_user_supplied_existing_secret(render: Callable[..., Rendered]) -> None:
     rendered = render({"tls": {"enable": True, "ca": ca.cert_pem.decode(), "existingSecret": "cert-manager-tls"}})
     assert _ca_bundles(rendered) == {ca.cert_pem}
     assert rendered.all("Secret") == []
-    pod = rendered.one("Deployment")["spec"]["template"]["spec"]
+    pod = rendered.adapter["spec"]["template"]["spec"]
     assert {"name": "tls", "secret": {"secretName": "cert-manager-tls"}} in pod["volumes"]
 
 
@@ -190,7 +190,7 @@ def test_insecure_skip_tls_verify_only_when_asked(render: Callable[..., Rendered
     # The adapter self-signs into --cert-dir, which must be a writable emptyDir.
     assert _flag(args, "tls-cert-file") is None
     cert_dir = _flag(args, "cert-dir")
-    pod = rendered.one("Deployment")["spec"]["template"]["spec"]
+    pod = rendered.adapter["spec"]["template"]["spec"]
     [mount] = [m for m in rendered.container["volumeMounts"] if m["mountPath"] == cert_dir]
     [volume] = [v for v in pod["volumes"] if v["name"] == mount["name"]]
     assert "emptyDir" in volume and not mount.get("readOnly")

@@ -38,7 +38,7 @@ def _mounted(rendered: Rendered, path: str) -> dict[str, Any]:
     mounts = sorted(rendered.container["volumeMounts"], key=lambda m: len(m["mountPath"]), reverse=True)
     for mount in mounts:
         if PurePosixPath(path).is_relative_to(mount["mountPath"]):
-            volumes = rendered.one("Deployment")["spec"]["template"]["spec"]["volumes"]
+            volumes = rendered.adapter["spec"]["template"]["spec"]["volumes"]
             [volume] = [v for v in volumes if v["name"] == mount["name"]]
             return volume
     raise AssertionError(f"{path} is on no mounted volume (the root filesystem is read-only)")
@@ -106,7 +106,7 @@ def test_extra_arguments_reach_the_adapter(quick_render: Callable[..., Rendered]
 
 def test_pod_is_hardened_and_probed_over_https(quick_render: Callable[..., Rendered]) -> None:
     rendered = quick_render()
-    pod = rendered.one("Deployment")["spec"]["template"]["spec"]
+    pod = rendered.adapter["spec"]["template"]["spec"]
     container = rendered.container
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
@@ -122,11 +122,11 @@ def test_pod_is_hardened_and_probed_over_https(quick_render: Callable[..., Rende
 
 def test_pdb_keeps_one_replica(quick_render: Callable[..., Rendered]) -> None:
     rendered = quick_render()
-    pdb = rendered.one("PodDisruptionBudget")
-    deployment = rendered.one("Deployment")
+    pdb = rendered.one("PodDisruptionBudget", FULLNAME)
+    deployment = rendered.adapter
     assert pdb["spec"]["selector"] == deployment["spec"]["selector"]
     assert pdb["spec"]["maxUnavailable"] < deployment["spec"]["replicas"]
-    assert quick_render({"podDisruptionBudget": {"enabled": False}}).all("PodDisruptionBudget") == []
+    assert FULLNAME not in quick_render({"podDisruptionBudget": {"enabled": False}}).names("PodDisruptionBudget")
 
 
 # --- RBAC --------------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def test_adapter_rbac(quick_render: Callable[..., Rendered]) -> None:
     assert rendered.one("ServiceAccount", FULLNAME)["metadata"]["namespace"] == NAMESPACE
     bindings = {b["roleRef"]["name"]: b for b in rendered.all("ClusterRoleBinding")}
     assert _subjects(bindings["system:auth-delegator"]) == [adapter_sa]
-    [reader] = rendered.all("RoleBinding")
+    [reader] = [b for b in rendered.all("RoleBinding") if b["metadata"]["namespace"] == "kube-system"]
     assert reader["metadata"]["namespace"] == "kube-system"
     assert reader["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
                                  "name": "extension-apiserver-authentication-reader"}
@@ -212,6 +212,6 @@ def test_prometheus_adapter_chart_values_carry_over(render: Callable[..., Render
     options = _parse(rendered)
     assert options.prometheus.url == "http://prometheus.monitoring.svc:9090"
     assert (options.verbosity, options.discovery.relist_interval, options.secure_port) == (4, 60.0, 6443)
-    assert rendered.one("Deployment")["spec"]["replicas"] == 1
-    assert rendered.all("PodDisruptionBudget") == []
+    assert rendered.adapter["spec"]["replicas"] == 1
+    assert FULLNAME not in rendered.names("PodDisruptionBudget")
     assert "v1beta1.custom.metrics.k8s.io" in rendered.names("APIService")

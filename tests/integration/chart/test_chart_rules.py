@@ -96,13 +96,13 @@ def test_demo_rule_file_carries_over_as_values(quick_render: Callable[..., Rende
 def test_existing_configmap_replaces_the_rule_file(quick_render: Callable[..., Rendered]) -> None:
     rendered = quick_render({"rules": {"existing": "team-rules", "custom": [{"seriesQuery": "up", "metricsQuery": "max(up)"}]}})
     assert rendered.all("ConfigMap") == []
-    pod = rendered.one("Deployment")["spec"]["template"]["spec"]
+    pod = rendered.adapter["spec"]["template"]["spec"]
     [config] = [v for v in pod["volumes"] if v["name"] == "config"]
     assert config["configMap"]["name"] == "team-rules"
 
 
 def test_pods_roll_when_rules_change(quick_render: Callable[..., Rendered]) -> None:
     def checksum(values: dict[str, Any]) -> str:
-        return quick_render(values).one("Deployment")["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+        return quick_render(values).adapter["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
 
     assert checksum({}) != checksum({"rules": {"defaultRateInterval": "3m"}})

@@ -9,8 +9,8 @@ their caBundle for `<svc>.<ns>.svc`. Then the NOTES' check, `kubectl get --raw
 /apis/custom.metrics.k8s.io/v1beta1`, must list the metrics, and `helm upgrade` must keep the CA.
 
 helm runs with --disable-openapi-validation (the stand-in serves no OpenAPI document) and into a
-namespace created beforehand. The stand-in has no policy/v1, so the PodDisruptionBudget is left out
-(checked in test_chart_deployment).
+namespace created beforehand. The stand-in has no policy/v1, so the PodDisruptionBudgets are left out
+(checked in test_chart_deployment and test_chart_controller).
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ def installed(helm: Helm, prometheus: LocalPrometheus, tmp_path_factory: pytest.
                   "resource": DEMO["resourceRules"]},
         "apiService": {"resourceMetrics": {"enabled": True}},
         "podDisruptionBudget": {"enabled": False},
+        "controller": {"podDisruptionBudget": {"enabled": False}},
     })
     workdir = tmp_path_factory.mktemp("chart-install")
     with start_standin(workdir / "standin", "--availability-interval", "0.5") as cluster:
