@@ -82,6 +82,7 @@ class LocalPrometheus:
         workdir: str | Path | None = None,
         binary: str = PROMETHEUS_BINARY,
         extra_args: Sequence[str] = (),
+        retention: str = "2h",
     ) -> None:
         self.targets = tuple(targets)
         self.scrape_interval = scrape_interval
@@ -91,6 +92,9 @@ class LocalPrometheus:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="prom-autoscaler-prometheus-"))
         self.binary = binary
         self.extra_args = tuple(extra_args)
+        # Backfilled history (promtool blocks) needs a longer one: Prometheus drops blocks older than
+        # `retention` before its newest block.
+        self.retention = retention
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = self.workdir / "prometheus.log"
 
@@ -138,7 +142,7 @@ class LocalPrometheus:
             f"--storage.tsdb.path={self.workdir / 'data'}",
             f"--web.listen-address=127.0.0.1:{self.port}",
             "--web.enable-lifecycle",
-            "--storage.tsdb.retention.time=2h",
+            f"--storage.tsdb.retention.time={self.retention}",
             "--log.level=warn",
             *self.extra_args,
         ]
