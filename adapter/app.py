@@ -155,7 +155,7 @@ class _Clients:
 
 
 def _relist_state(discovery: Discovery) -> Callable[[], Mapping[str, float | None]]:
-    return lambda: discovery.stats.as_metrics()
+    return discovery.state_metrics
 
 
 def _registry_state(discovery: Discovery) -> Callable[[], Mapping[str, float]]:
@@ -275,7 +275,7 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
             telemetry=telemetry, authenticator=authenticator, authorizer=authorizer,
             anonymous=options.anonymous_auth, groups=Groups(resource=compiled.resource is not None),
             registry=lambda: discovery.snapshot,
-            readiness={"metric-discovery": lambda: (discovery.ready, "no successful relist yet"),
+            readiness={"metric-discovery": discovery.freshness,
                        "shutdown": lambda: (not stop.is_set(), "shutting down")},
             version=_version_info(), max_inflight=options.max_inflight)
         app = build_app(ctx, _services(compiled, lambda: discovery.snapshot, prometheus, caches))

@@ -7,11 +7,23 @@ into `SeriesDigest`s, so memory does not grow with the number of series. The new
 replaces the old one in a single attribute assignment: handlers see the old or the new
 snapshot, never a half-built one.
 
-A failed relist (any query failing or timing out) keeps the last good snapshot, is logged and
-counted in `stats`; the next attempt comes after a short backoff (1 s doubling up to the
-interval) instead of a whole interval, so a Prometheus that was down at start is picked up
-quickly. A relist that finds no series at all (a Prometheus restarted with empty storage, or
-not scraped yet) is swapped in, and the next one also comes after the short backoff. Before the first success the snapshot is an empty Registry and `ready` is False.
+A failed relist (any query failing or timing out) keeps the WHOLE last good snapshot (as
+prometheus-adapter does), is logged and counted in `stats`; the next attempt comes after a short
+backoff (1 s doubling up to the interval) instead of a whole interval, so a Prometheus that was
+down at start is picked up quickly.
+
+An empty answer to a query that found series in the snapshot is suspect: right after a restart
+Prometheus answers `/api/v1/series` with nothing before its WAL is replayed, and a Prometheus
+restarted on empty storage knows nothing older than its start. So when any query comes back
+empty that way, the backend's health is read: if it is not ready, or holds data only since after
+the look-back window began, the relist counts as failed (`suspect_total`) and the previous
+snapshot stays until a relist succeeds against a ready Prometheus that covers the window. Series
+that really stopped disappear once that is the case. A relist that finds no series at all with
+no previous series (nothing scraped yet) is swapped in, and the next one comes after the short
+backoff too. Before the first success the snapshot is an empty Registry and `ready` is False.
+
+While the last attempt failed the snapshot is stale: `stale` and `age()` say so, for /readyz and
+/metrics.
 
 The clock and the sleep are injected. Non-goals: rule compilation, query rendering.
 """
@@ -26,19 +38,26 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
 from adapter.discovery.registry import Registry, SeriesDigest, build_registry_from_digests
-from adapter.prometheus.api import PrometheusAPI
+from adapter.prometheus.api import BackendHealth, PrometheusAPI
 from adapter.prometheus.errors import PrometheusError, PrometheusTimeout
 from adapter.rules.compile import CompiledConfig
 
-__all__ = ["Discovery", "DiscoveryStats"]
+__all__ = ["Discovery", "DiscoveryStats", "SuspectAnswer"]
 
 log = logging.getLogger(__name__)
+
+
+class SuspectAnswer(PrometheusError):
+    """Queries that found series before came back empty from a backend that is not ready, or
+    that holds data only since after the look-back window began."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DiscoveryStats:
     relists_total: int = 0
     failures_total: int = 0
+    suspect_total: int = 0
+    """Failures that were suspect empty answers (part of `failures_total`)."""
     consecutive_failures: int = 0
     consecutive_empty: int = 0
     """Successful relists in a row that found no series at all (e.g. a Prometheus that just
@@ -54,6 +73,7 @@ class DiscoveryStats:
         return {
             "last_duration_seconds": self.last_duration_seconds,
             "failures_total": float(self.failures_total),
+            "suspect_total": float(self.suspect_total),
             "last_success_timestamp_seconds": self.last_success_time,
             "series": float(self.series_last),
             "metrics": float(self.metrics_last),
@@ -103,6 +123,30 @@ class Discovery:
     def stats(self) -> DiscoveryStats:
         return self._stats
 
+    @property
+    def stale(self) -> bool:
+        """A snapshot is served but the last relist failed: it may miss or keep metrics."""
+        return self.ready and self._stats.consecutive_failures > 0
+
+    def age(self) -> float | None:
+        """Seconds since the relist that built the served snapshot (None before the first)."""
+        return self._clock() - self._snapshot.created_at if self.ready else None
+
+    def freshness(self) -> tuple[bool, str]:
+        """The readiness check: ready after the first relist; the reason says when it is stale."""
+        if not self.ready:
+            return False, "no successful relist yet"
+        if not self.stale:
+            return True, ""
+        return True, (f"registry stale: built {self.age() or 0.0:.0f}s ago, "
+                      f"{self._stats.consecutive_failures} failed relists since")
+
+    def state_metrics(self) -> Mapping[str, float | None]:
+        """`stats.as_metrics()` plus the served snapshot's staleness and age."""
+        age = self.age()
+        return {**self._stats.as_metrics(), "registry_stale": float(self.stale),
+                "registry_age_seconds": age}
+
     async def start(self) -> None:
         """First relist (its failure is not fatal), then the loop in the background."""
         if self._task is not None:
@@ -126,6 +170,7 @@ class Discovery:
             async with asyncio.timeout(self._relist_timeout):
                 digests = dict(await asyncio.gather(
                     *(self._fetch(query, start, end) for query in self._queries)))
+            await self._check_suspect_empties(digests, start)
             registry = build_registry_from_digests(self._compiled, digests, created_at=started)
         except (PrometheusError, TimeoutError) as err:
             if isinstance(err, TimeoutError):
@@ -150,10 +195,28 @@ class Discovery:
             await self._prometheus.series_foreach([query], start=start, end=end, sink=digest.add)
         return query, digest
 
+    async def _check_suspect_empties(self, digests: Mapping[str, SeriesDigest], start: float) -> None:
+        """Raise SuspectAnswer when an empty answer cannot be trusted (see the module doc)."""
+        before = self._snapshot.series_by_query
+        emptied = [q for q, digest in digests.items() if digest.count == 0 and before.get(q, 0) > 0]
+        if not emptied or not self.ready:
+            return
+        health: BackendHealth = await self._prometheus.health()
+        if health.ready is False:
+            why = "Prometheus is not ready"
+        elif health.covered_since is not None and health.covered_since > start:
+            why = (f"Prometheus holds data only for the last {self._clock() - health.covered_since:.0f}s "
+                   f"of the {self.max_age:g}s look-back window")
+        else:
+            return  # a ready backend that covers the window: those series really stopped
+        raise SuspectAnswer(f"{len(emptied)} series queries that found series before came back empty "
+                            f"and {why}; keeping the previous registry (first: {emptied[0]})")
+
     def _failed(self, err: PrometheusError, duration: float) -> None:
         self._stats = replace(
             self._stats, relists_total=self._stats.relists_total + 1,
             failures_total=self._stats.failures_total + 1,
+            suspect_total=self._stats.suspect_total + isinstance(err, SuspectAnswer),
             consecutive_failures=self._stats.consecutive_failures + 1,
             last_duration_seconds=duration, last_error=str(err),
         )

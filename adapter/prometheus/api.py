@@ -1,7 +1,8 @@
 """The port through which the adapter talks to Prometheus (owned by its consumers).
 
 `PrometheusAPI` has the two reads the adapter needs (instant query, series) plus a streaming
-series read that lets discovery look at each series once without keeping them all. A real
+series read that lets discovery look at each series once without keeping them all, and a health
+read discovery uses to judge an empty answer (is the backend ready, since when does it hold data). A real
 implementation lives in `client.py`, a map-backed one in `fake.py`.
 Non-goals: range queries, label values, metadata, writes.
 """
@@ -9,12 +10,13 @@ Non-goals: range queries, label values, metadata, writes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from adapter.rules.query import PromQL
 
-__all__ = ["PrometheusAPI", "Sample", "SeriesSink"]
+__all__ = ["BackendHealth", "PrometheusAPI", "Sample", "SeriesSink"]
 
 # Called once per series with its labels (including `__name__`). The dict is not reused.
 SeriesSink = Callable[[dict[str, str]], None]
@@ -30,6 +32,18 @@ class Sample(NamedTuple):
     labels: Mapping[str, str]
     value: float
     timestamp: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackendHealth:
+    """What the backend says about itself; None where it does not say (e.g. Thanos, Mimir)."""
+
+    #: Prometheus' `/-/ready`: False while it starts (WAL replay) or shuts down
+    ready: bool | None = None
+    #: Unix time from which the backend holds every scraped sample: the older of its start time
+    #: and its oldest in-memory sample (a Prometheus restarted with empty storage holds data only
+    #: since its start)
+    covered_since: float | None = None
 
 
 @runtime_checkable
@@ -51,4 +65,8 @@ class PrometheusAPI(Protocol):
 
         Memory stays bounded by one series, not the whole answer (discovery over 100k+ series).
         """
+        ...
+
+    async def health(self) -> BackendHealth:
+        """Readiness and data coverage; never raises for an unreachable backend (ready=False)."""
         ...

@@ -18,6 +18,7 @@ import asyncio
 import base64
 import logging
 import os
+from datetime import datetime
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -27,7 +28,7 @@ import orjson
 from multidict import CIMultiDict
 
 from adapter.prometheus import errors
-from adapter.prometheus.api import Sample, SeriesSink
+from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
 from adapter.prometheus.settings import PrometheusSettings
 from kubecommon.lru import LRUCache
@@ -184,6 +185,26 @@ class PrometheusClient:
         except StreamError as exc:
             raise errors.PrometheusBadResponse(str(exc), path=path) from None
 
+    async def health(self) -> BackendHealth:
+        """`/-/ready`, then `/api/v1/status/runtimeinfo` and `/status/tsdb` for the data coverage.
+
+        A backend that serves none of these (Thanos, Mimir, a proxy) says nothing (None), and
+        one that cannot be reached is not ready.
+        """
+        try:
+            ready = await self._request("/-/ready", "", _ready_from_status, get_only=True)
+            if ready is False:
+                return BackendHealth(ready=False)
+            started = await self._request("/api/v1/status/runtimeinfo", "", _status_field(
+                lambda data: _rfc3339(data.get("startTime"))), get_only=True)
+            head = await self._request("/api/v1/status/tsdb", "", _status_field(
+                lambda data: _head_min_time(data.get("headStats"))), get_only=True)
+        except errors.PrometheusError as err:
+            log.info("prometheus health: %s", err)
+            return BackendHealth(ready=False)
+        known = [t for t in (started, head) if t is not None]
+        return BackendHealth(ready=ready, covered_since=min(known) if known else None)
+
     # -- internals --------------------------------------------------------------------------
     async def _query(self, promql: str, at: float | None) -> list[Sample]:
         path = "/api/v1/query"
@@ -203,15 +224,15 @@ class PrometheusClient:
 
     async def _request(
         self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Awaitable[T]],
-        *, force_post: bool = False,
+        *, force_post: bool = False, get_only: bool = False,
     ) -> T:
         """`params` is the call's form-encoded parameters (`--prometheus-url`'s own go first)."""
         if self._session is None:
             raise errors.PrometheusError("client not started", path=path)
         url = self._endpoint + path
         encoded = f"{self._base_query}&{params}" if self._base_query else params
-        post = (force_post or self.settings.verb == "POST"
-                or len(url) + 1 + len(encoded) > self.settings.max_get_url_length)
+        post = not get_only and (force_post or self.settings.verb == "POST"
+                                 or len(url) + 1 + len(encoded) > self.settings.max_get_url_length)
         headers = self._auth_headers()
         try:
             for attempt_post in ((True,) if post else (False, True)):
@@ -295,6 +316,40 @@ def _decode(raw: bytes) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return raw[:500].decode(errors="replace")
+
+
+async def _ready_from_status(resp: aiohttp.ClientResponse) -> bool | None:
+    """200: ready; 404/405: the backend has no such endpoint (unknown); anything else: not ready."""
+    await resp.content.read(_MAX_ERROR_BODY)
+    if resp.status in (404, 405):
+        return None
+    return resp.status == 200
+
+
+def _status_field(pick: Callable[[Mapping[str, Any]], float | None],
+                  ) -> Callable[[aiohttp.ClientResponse], Awaitable[float | None]]:
+    """Reader of a `/api/v1/status/*` document: `pick(data)`, or None when absent or garbled."""
+    async def read(resp: aiohttp.ClientResponse) -> float | None:
+        body = _decode(await resp.content.read(_MAX_ERROR_BODY))
+        if resp.status != 200 or not isinstance(body, Mapping) or not isinstance(body.get("data"), Mapping):
+            return None
+        return pick(body["data"])
+    return read
+
+
+def _rfc3339(text: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(text)).timestamp()
+    except ValueError:
+        return None
+
+
+def _head_min_time(head: Any) -> float | None:
+    """The oldest in-memory sample (ms); an empty head says max int64: no data at all."""
+    if not isinstance(head, Mapping) or not isinstance(head.get("minTime"), int):
+        return None
+    minimum: int = head["minTime"]
+    return None if minimum >= 2**62 else minimum / 1000.0
 
 
 def _fmt_seconds(value: float) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from adapter.prometheus.api import PrometheusAPI, Sample, SeriesSink
+from adapter.prometheus.api import BackendHealth, PrometheusAPI, Sample, SeriesSink
 
 if TYPE_CHECKING:
     from adapter.rules.query import PromQL
@@ -33,6 +33,8 @@ class FakePrometheus:
     series_by_matcher: dict[str, list[dict[str, str]] | Exception] = field(default_factory=dict)
     query_calls: list[tuple[str, float | None]] = field(default_factory=list)
     series_calls: list[SeriesCall] = field(default_factory=list)
+    backend_health: BackendHealth = field(default_factory=BackendHealth)
+    health_calls: int = 0
 
     def set_query(self, promql: str, samples: Sequence[Sample] | Exception) -> None:
         self.queries[promql] = samples if isinstance(samples, Exception) else list(samples)
@@ -75,6 +77,11 @@ class FakePrometheus:
                     sink(dict(labels))
                     count += 1
         return count
+
+
+    async def health(self) -> BackendHealth:
+        self.health_calls += 1
+        return self.backend_health
 
 
 def _check_protocol() -> PrometheusAPI:

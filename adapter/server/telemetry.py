@@ -10,8 +10,9 @@ Exposed at `/metrics`:
   Prometheus answer used to serve a request (instant queries are stamped with their evaluation
   time, so this shows evaluation lag, e.g. of a remote or federated backend, like
   prometheus-adapter's metric freshness histogram does);
-- state read at scrape time through callbacks: relist duration/failures/last success, registry
-  size (custom/external metrics, series), watch-cache sizes.
+- state read at scrape time through callbacks: relist duration/failures/suspect empty answers/
+  last success, whether the served registry is stale (`registry_stale`) and its age
+  (`registry_age_seconds`), registry size (custom/external metrics, series), watch-cache sizes.
 
 Non-goals: exposition of the Python process collectors (they read /proc at construction, which
 style practice 12 forbids in constructors; the scrape target's own exporter covers them).
@@ -28,7 +29,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from adapter.prometheus.api import PrometheusAPI, Sample, SeriesSink
+from adapter.prometheus.api import BackendHealth, PrometheusAPI, Sample, SeriesSink
 
 if TYPE_CHECKING:
     from adapter.rules.query import PromQL
@@ -55,16 +56,22 @@ class _StateCollector(Collector):
     def collect(self) -> Iterable[Metric]:
         relist = self._source.relist()
         for key, help_text in (
-            ("last_duration_seconds", "Duration of the last series discovery relist."),
-            ("last_success_timestamp_seconds", "Unix time of the last successful relist."),
+            ("relist_last_duration_seconds", "Duration of the last series discovery relist."),
+            ("relist_last_success_timestamp_seconds", "Unix time of the last successful relist."),
+            ("registry_stale", "1 while the last relist failed and an older registry is served."),
+            ("registry_age_seconds", "Age of the served metric registry (since its relist)."),
+        ):
+            value = relist.get(key.removeprefix("relist_"))
+            if value is not None:
+                yield GaugeMetricFamily(f"{_NS}_{key}", help_text, value=float(value))
+        for key, name, help_text in (
+            ("failures_total", "relist_failures", "Relists that failed since start."),
+            ("suspect_total", "relist_suspect_empty",
+             "Relists refused because series vanished while Prometheus was not ready or too young."),
         ):
             value = relist.get(key)
             if value is not None:
-                yield GaugeMetricFamily(f"{_NS}_relist_{key}", help_text, value=float(value))
-        failures = relist.get("failures_total")
-        if failures is not None:
-            yield CounterMetricFamily(f"{_NS}_relist_failures", "Relists that failed since start.",
-                                      value=float(failures))
+                yield CounterMetricFamily(f"{_NS}_{name}", help_text, value=float(value))
         registry = GaugeMetricFamily(f"{_NS}_registry_size", "Entries in the metric registry snapshot.",
                                      labels=["kind"])
         for kind, value in sorted(self._source.registry().items()):
@@ -151,6 +158,10 @@ class InstrumentedPrometheus:
         count: int = await self._timed(
             "series", self._inner.series_foreach(matchers, start=start, end=end, sink=sink))
         return count
+
+    async def health(self) -> BackendHealth:
+        health: BackendHealth = await self._timed("health", self._inner.health())
+        return health
 
 
 def _conforms(wrapper: InstrumentedPrometheus) -> PrometheusAPI:

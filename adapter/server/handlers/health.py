@@ -3,7 +3,10 @@
 Liveness says the process serves HTTP. Readiness additionally requires every readiness check
 (first successful relist; authentication material loaded) so a new replica takes no traffic
 before it can answer. `?verbose` lists the checks like kube-apiserver; a failing check answers
-500 with the list (reasons withheld, as upstream does for unauthenticated probes).
+500 with the list (reasons withheld, as upstream does for unauthenticated probes). A passing
+check may still have something to say (a stale metric registry and its age): `?verbose` shows
+it after `ok`, without failing the probe (a Prometheus outage must not take every replica out
+of the Service).
 
 Non-goals: per-check sub-paths (`/readyz/<name>`).
 """
@@ -31,8 +34,8 @@ async def _readyz(request: web.Request) -> web.Response:
     healthy = all(ok for _, ok, _ in results)
     if healthy and "verbose" not in request.query:
         return web.Response(text="ok")
-    lines = ["[+]ping ok"] + [f"[+]{name} ok" if ok else f"[-]{name} failed: reason withheld"
-                              for name, ok, _ in results]
+    lines = ["[+]ping ok"] + [(f"[+]{name} ok ({reason})" if reason else f"[+]{name} ok") if ok
+                              else f"[-]{name} failed: reason withheld" for name, ok, reason in results]
     lines.append("readyz check passed" if healthy else "readyz check failed")
     return web.Response(status=200 if healthy else 500, text="\n".join(lines) + "\n")
 
