@@ -1,0 +1,311 @@
+"""One sync of one autoscaler: read the target, its pods and metrics, decide, write, record.
+
+Order (upstream `reconcileAutoscaler`, through ports only, no HTTP here):
+1. GET `/scale`; a failure is `failed_get_scale` (no scaling on data that could not be read);
+2. pods from the watch cache by the scale's selector (missing/invalid selector → `SelectorProblem`);
+3. every metric of the object fetched *concurrently* (upstream fetches one after another);
+4. `decide`; then the gates: `spec.paused` holds the replicas (condition and event `Paused`, our
+   addition), Preview mode and a conflicting autoscaler write nothing to `/scale` (Preview emits
+   `PreviewRescale`; a conflict sets `ScalingActive=False/ConflictingAutoscaler` and a Warning);
+5. otherwise, when the decision asks for it, PUT `/scale` (409s retried by the client) and
+   `complete` with the outcome;
+6. events through the sink; the history kept in memory; status written only when
+   `needs_status_write` says so (changes, new outcome, every scale write, else a history
+   checkpoint at most once per interval).
+`is_leader()` is checked right before every write; a replica that lost its Lease mid-sync writes
+nothing. The first sync after start or leadership gain restores the history from the status
+checkpoint and emits `StateRestored` once. Native HPAs (preview) run the same steps with no
+writes and no events at all.
+
+Non-goals: scheduling (controller.run), status JSON (controller.kube.status), conflict detection
+(controller.conflicts), telemetry (the caller reads the returned `SyncOutcome`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from controller.algorithm import ControllerConfig, Decision, Outcome, complete, decide, failed_get_scale
+from controller.algorithm.conditions import Event, EventReason, EventType, event_rescale
+from controller.algorithm.pods import PodInfo
+from controller.algorithm.spec import FetchFailure, Observation, ScaleTarget, SelectorProblem, SyncInput
+from controller.algorithm.sync import needs_metrics
+from controller.kube.objects import KIND, Autoscaler, Mode
+from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter
+from controller.metrics.source import MetricQuery, MetricsSource
+from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PAUSED, PREVIEW, SCALING_ACTIVE, ExtraCondition,
+                                        ObjectState, Result, SyncReport, WriteResult, limiting_reason,
+                                        needs_status_write, with_initial_recommendation)  # fmt: skip
+from kubecommon.kube.errors import KubeError
+from kubecommon.selectors import SelectorError
+
+__all__ = ["Reconciler", "StatusBuilder", "SyncOutcome"]
+
+_log = logging.getLogger(__name__)
+
+
+class StatusBuilder(Protocol):
+    """Builds the whole status JSON of one object from a sync's report (controller.kube.status)."""
+
+    def __call__(self, report: SyncReport) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncOutcome:
+    key: ObjectKey
+    result: Result
+    scale_write: WriteResult = WriteResult.NONE
+    status_write: WriteResult = WriteResult.NONE
+    report: SyncReport | None = None
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Retry sooner than the period (the queue's rate limiter decides how much sooner)."""
+        return (self.result in (Result.BLOCKED, Result.FAILED_GET_SCALE, Result.WRITE_FAILED)
+                or self.status_write is WriteResult.ERROR)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Read:
+    """What the sync could read: the scale (None: failed) and the algorithm's input."""
+
+    decision: Decision
+    scale: ScaleInfo | None
+
+
+class Reconciler:
+    def __init__(
+        self, *, scale: ScaleClient, pods: PodLister, metrics: MetricsSource, status: StatusWriter,
+        events: EventSink, build_status: StatusBuilder, config: ControllerConfig,
+        is_leader: Callable[[], bool], wall_clock: Callable[[], float], checkpoint_interval: float = 60.0,
+    ) -> None:  # fmt: skip
+        self._scale = scale
+        self._pods = pods
+        self._metrics = metrics
+        self._status = status
+        self._events = events
+        self._build_status = build_status
+        self._config = config
+        self._is_leader = is_leader
+        self._clock = wall_clock
+        self._interval = checkpoint_interval
+        self._states: dict[ObjectKey, ObjectState] = {}
+
+    # --- memory --------------------------------------------------------------------------------
+    def forget(self, key: ObjectKey) -> None:
+        """The object was deleted: drop its history."""
+        self._states.pop(key, None)
+
+    def forget_all(self) -> None:
+        """Leadership lost: histories are re-read from status on the next gain."""
+        self._states.clear()
+
+    def last_report(self, key: ObjectKey) -> SyncReport | None:
+        state = self._states.get(key)
+        return state.last_report if state else None
+
+    def reports(self) -> list[SyncReport]:
+        return [s.last_report for s in self._states.values() if s.last_report is not None]
+
+    # --- one sync ------------------------------------------------------------------------------
+    async def sync(self, obj: Autoscaler, *, conflict: str | None = None) -> SyncOutcome:
+        state = self._states.setdefault(obj.key, ObjectState())
+        shadow = obj.key.kind != KIND  # a native HPA: decide only
+        restored_event = () if shadow else self._restore(obj, state)
+        read = await self._read_and_decide(obj, state)
+        decision = read.decision
+        extra = _extra_conditions(obj, decision, conflict)
+        hold = _hold_result(obj, conflict)
+        scale_write = WriteResult.NONE
+        if decision.write and hold is None and not shadow:
+            decision, scale_write = await self._write_scale(obj, decision, read.scale)
+        if scale_write is WriteResult.SKIPPED_NOT_LEADER:
+            return SyncOutcome(key=obj.key, result=Result.NOT_LEADER, scale_write=scale_write)
+        state.history = decision.history
+        state.fresh_restore = False
+        report = SyncReport(autoscaler=obj, decision=decision, extra_conditions=extra,
+                            history=None if shadow else decision.history,
+                            limiting_reason=limiting_reason(decision), now=self._clock())  # fmt: skip
+        state.last_decision, state.last_report = decision, report
+        result = hold or _result(decision)
+        if shadow:
+            return SyncOutcome(key=obj.key, result=result, report=report, error=decision.error)
+        events = (*restored_event, *decision.events, *self._gate_events(obj, state, decision, conflict))
+        status_write = await self._maybe_write_status(obj, state, report, scale_written=scale_write
+                                                      is WriteResult.SUCCESS)  # fmt: skip
+        if status_write is WriteResult.ERROR:
+            events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_UPDATE_STATUS,
+                             message=state.status_error),)  # fmt: skip
+        if events and self._is_leader():
+            self._events.emit(obj.key, obj.uid, events)
+        return SyncOutcome(key=obj.key, result=result, scale_write=scale_write, status_write=status_write,
+                           report=report, error=decision.error)  # fmt: skip
+
+    def _restore(self, obj: Autoscaler, state: ObjectState) -> tuple[Event, ...]:
+        if state.restored:
+            return ()
+        state.restored = True
+        if obj.problems:
+            _log.warning("%s %s: ignored in status: %s", obj.key.kind, obj.key, "; ".join(obj.problems))
+        if obj.history is None:
+            return ()
+        state.history, state.fresh_restore = obj.history, True
+        state.written_history, state.saved_at = obj.history, obj.history_saved_at
+        age = "" if obj.history_saved_at is None else f" saved {max(0.0, self._clock() - obj.history_saved_at):.0f}s ago"
+        h = obj.history
+        message = (f"restored scale history from the status checkpoint{age}: {len(h.recommendations)} "
+                   f"recommendations, {len(h.scale_up_events)} scale-up and {len(h.scale_down_events)} "
+                   f"scale-down events")  # fmt: skip
+        return (Event(type=EventType.NORMAL, reason=EventReason.STATE_RESTORED, message=message),)
+
+    async def _read_and_decide(self, obj: Autoscaler, state: ObjectState) -> _Read:
+        ns = obj.key.namespace
+        try:
+            scale = await self._scale.get(ns, obj.target)
+        except KubeError as err:
+            return _Read(decision=failed_get_scale(obj.status, str(err), now=self._clock(), history=state.history),
+                         scale=None)  # fmt: skip
+        now = self._clock()
+        history = state.history
+        if history is not None and state.fresh_restore:
+            history = with_initial_recommendation(history, scale.spec_replicas, now)
+        target = ScaleTarget(spec_replicas=scale.spec_replicas, status_replicas=scale.status_replicas)
+        pods, problem = self._select_pods(ns, scale.selector)
+        observations: tuple[Observation, ...] = ()
+        if problem is None and needs_metrics(obj.spec, target):
+            observations = await self._observe_all(ns, obj, scale.selector)
+        inp = SyncInput(spec=obj.spec, scale=target, now=now, status=obj.status, pods=pods,
+                        observations=observations, selector_problem=problem, history=history)  # fmt: skip
+        return _Read(decision=decide(inp, self._config), scale=scale)
+
+    def _select_pods(self, namespace: str, selector: str) -> tuple[tuple[PodInfo, ...], SelectorProblem | None]:
+        if not selector:
+            return (), SelectorProblem.missing()
+        try:
+            return tuple(self._pods.pods(namespace, selector)), None
+        except SelectorError as err:
+            return (), SelectorProblem.invalid(str(err))
+
+    async def _observe_all(self, namespace: str, obj: Autoscaler, selector: str) -> tuple[Observation, ...]:
+        """All metrics at once; a plan that could not be built, or a port that raised, is a failure."""
+
+        async def one(plan: MetricQuery | FetchFailure) -> Observation:
+            if isinstance(plan, FetchFailure):
+                return plan
+            try:
+                return await self._metrics.observe(namespace, plan, pod_selector=selector)
+            except (KubeError, OSError, asyncio.TimeoutError, ValueError) as err:
+                return FetchFailure(message=f"unable to fetch metric {plan.name}: {err}")
+
+        return tuple(await asyncio.gather(*(one(plan) for plan in obj.metric_plans)))
+
+    async def _write_scale(self, obj: Autoscaler, decision: Decision,
+                           scale: ScaleInfo | None) -> tuple[Decision, WriteResult]:  # fmt: skip
+        assert scale is not None  # decide asks for a write only after the scale was read
+        if not self._is_leader():
+            return decision, WriteResult.SKIPPED_NOT_LEADER
+        error: str | None = None
+        try:
+            await self._scale.update(obj.key.namespace, obj.target, decision.desired_replicas, scale)
+        except KubeError as err:
+            error = str(err)
+        done = complete(decision, write_error=error, now=self._clock())
+        return done, WriteResult.ERROR if error is not None else WriteResult.SUCCESS
+
+    def _gate_events(self, obj: Autoscaler, state: ObjectState, decision: Decision,
+                     conflict: str | None) -> tuple[Event, ...]:  # fmt: skip
+        events: list[Event] = []
+        if obj.paused != state.paused:
+            reason = EventReason.PAUSED if obj.paused else EventReason.UNPAUSED
+            text = (f"scaling paused by spec.paused; holding {decision.current_replicas} replicas" if obj.paused
+                    else "spec.paused cleared; scaling resumes")  # fmt: skip
+            events.append(Event(type=EventType.NORMAL, reason=reason, message=text))
+            state.paused = obj.paused
+        if conflict is not None:
+            events.append(Event(type=EventType.WARNING, reason=EventReason.CONFLICTING_AUTOSCALER, message=conflict))
+        elif obj.mode is Mode.PREVIEW and decision.write and not obj.paused:
+            events.append(Event(type=EventType.NORMAL, reason=EventReason.PREVIEW_RESCALE,
+                                message="Preview: " + event_rescale(decision.desired_replicas,
+                                                                    decision.rescale_reason)))  # fmt: skip
+        return tuple(events)
+
+    async def _maybe_write_status(self, obj: Autoscaler, state: ObjectState, report: SyncReport, *,
+                                  scale_written: bool) -> WriteResult:  # fmt: skip
+        if not needs_status_write(state, report, scale_written=scale_written, interval=self._interval):
+            return WriteResult.NONE
+        return await self._write_status(obj.key, state, report)
+
+    async def _write_status(self, key: ObjectKey, state: ObjectState, report: SyncReport) -> WriteResult:
+        if not self._is_leader():
+            return WriteResult.SKIPPED_NOT_LEADER
+        try:
+            await self._status.write(key, self._build_status(report))
+        except KubeError as err:
+            state.status_error = str(err)
+            _log.warning("%s %s: status not written: %s", key.kind, key, err)
+            return WriteResult.ERROR
+        d = report.decision
+        state.written_status, state.written_extra = d.status, report.extra_conditions
+        state.written_summary = (str(d.outcome), report.limiting_reason)
+        if report.history is not None:
+            state.written_history, state.saved_at = report.history, report.now
+        return WriteResult.SUCCESS
+
+    async def checkpoint_all(self) -> int:
+        """Save every history not yet in status (SIGTERM, lease release); returns how many were written."""
+        written = 0
+        for key, state in list(self._states.items()):
+            report = state.last_report
+            if report is None or key.kind != KIND or state.history is None:
+                continue
+            if state.history == state.written_history:
+                continue
+            final = SyncReport(autoscaler=report.autoscaler, decision=report.decision,
+                               extra_conditions=report.extra_conditions, history=state.history,
+                               limiting_reason=report.limiting_reason, now=self._clock())  # fmt: skip
+            if await self._write_status(key, state, final) is WriteResult.SUCCESS:
+                written += 1
+        return written
+
+
+def _hold_result(obj: Autoscaler, conflict: str | None) -> Result | None:
+    """Why this sync must not write /scale, as its result (None: it may)."""
+    if obj.paused:
+        return Result.PAUSED
+    if conflict is not None:
+        return Result.CONFLICT
+    if obj.mode is Mode.PREVIEW or obj.key.kind != KIND:
+        return Result.PREVIEW
+    return None
+
+
+def _result(decision: Decision) -> Result:
+    return {
+        Outcome.SCALED: Result.SCALED,
+        Outcome.WRITE_FAILED: Result.WRITE_FAILED,
+        Outcome.BLOCKED: Result.BLOCKED,
+        Outcome.FAILED_GET_SCALE: Result.FAILED_GET_SCALE,
+    }.get(decision.outcome, Result.UNCHANGED)
+
+
+def _extra_conditions(obj: Autoscaler, decision: Decision, conflict: str | None) -> tuple[ExtraCondition, ...]:
+    out: list[ExtraCondition] = []
+    if obj.key.kind != KIND:
+        return ()
+    if conflict is not None:
+        out.append(ExtraCondition(type=SCALING_ACTIVE, status=False, reason=CONFLICTING_AUTOSCALER, message=conflict))
+    if obj.paused:
+        out.append(ExtraCondition(type=PAUSED, status=True, reason=PAUSED,
+                                  message=f"spec.paused is true: holding {decision.current_replicas} replicas, "
+                                          f"not writing the target's scale"))  # fmt: skip
+    if obj.mode is Mode.PREVIEW:
+        out.append(ExtraCondition(type=PREVIEW, status=True, reason="PreviewMode",
+                                  message=f"spec.mode is Preview: decisions are recorded, the target's scale is "
+                                          f"never written; last decision: {decision.desired_replicas} replicas"))  # fmt: skip
+    return tuple(out)
+

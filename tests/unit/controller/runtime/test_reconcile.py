@@ -1,0 +1,215 @@
+"""One sync of one PromAutoscaler against map-backed ports: what a user sees on the cluster."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from controller.algorithm import ControllerConfig, complete, decide
+from controller.algorithm.spec import ExternalSamples, FetchFailure, HpaStatus, ScaleTarget, SyncInput
+from controller.kube.fake import conflict_error
+from controller.metrics.source import MetricQuery
+from controller.reconcile_state import Result, WriteResult
+
+from tests.unit.controller.runtime.world import KEY, NS, World, external, pas_json
+
+DOWN_ONE_POD_PER_10_MIN = {"scaleDown": {"stabilizationWindowSeconds": 0,
+                                         "policies": [{"type": "Pods", "value": 1, "periodSeconds": 600}]}}
+
+
+async def test_scale_up_writes_the_scale_status_and_an_event() -> None:
+    w = World()
+    w.observe(50_000)  # 50 in total, 10 per replica wanted -> 5
+    out = await w.sync()
+    assert (out.result, out.scale_write, out.status_write) == (Result.SCALED, WriteResult.SUCCESS, WriteResult.SUCCESS)
+    assert w.replicas() == 5
+    assert "SuccessfulRescale" in w.events.reasons(KEY)
+    assert w.condition("AbleToScale") == (True, "SucceededRescale")
+
+
+async def test_scale_down_waits_for_the_stabilization_window() -> None:
+    w = World()
+    w.set_replicas(5)
+    w.observe(20_000)  # wants 2
+    seen = []
+    for _ in range(22):  # every 15 s for 5 min 15 s
+        await w.sync()
+        seen.append(w.replicas())
+        w.now += 15
+    assert seen[:20] == [5] * 20, "no scale-down inside the 5 min window"
+    assert seen[-1] == 2
+
+
+async def test_a_failed_metric_blocks_scale_down_and_says_so() -> None:
+    w = World(obj_json=pas_json(metrics=[external("queue"), external("lag")]))
+    w.set_replicas(5)
+    w.observe(10_000, index=0)  # would scale down to 1
+    w.answer(FetchFailure(message="the server could not find the metric lag"), index=1)
+    w.now += 1000
+    for _ in range(3):
+        out = await w.sync()
+        w.now += 400  # well past the window
+    assert w.replicas() == 5 and out.result is Result.BLOCKED and out.failed
+    assert w.condition("ScalingActive") == (False, "FailedGetExternalMetric")
+    assert {"FailedGetExternalMetric", "FailedComputeMetricsReplicas"} <= set(w.events.reasons(KEY))
+
+
+async def test_metrics_of_one_object_are_fetched_concurrently() -> None:
+    w = World(obj_json=pas_json(metrics=[external("a"), external("b"), external("c")]))
+    in_flight, peak = 0, 0
+
+    class Slow:
+        async def observe(self, namespace: str, query: MetricQuery, *, pod_selector: str) -> ExternalSamples:
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0)
+            in_flight -= 1
+            return ExternalSamples(values=(20_000,))
+
+    w.metrics = Slow()  # type: ignore[assignment]
+    w.restart()
+    await w.sync()
+    assert peak == 3
+
+
+@pytest.mark.parametrize(
+    ("extra", "conflict", "result", "condition", "event"),
+    [({"mode": "Preview"}, None, Result.PREVIEW, ("Preview", (True, "PreviewMode")), "PreviewRescale"),
+     ({"paused": True}, None, Result.PAUSED, ("Paused", (True, "Paused")), "Paused"),
+     ({}, "the target Deployment.apps shop/web is also scaled by HorizontalPodAutoscaler shop/web",
+      Result.CONFLICT, ("ScalingActive", (False, "ConflictingAutoscaler")), "ConflictingAutoscaler")],
+    ids=["preview", "paused", "conflict"],
+)
+async def test_gates_write_nothing_to_the_scale(extra: dict[str, object], conflict: str | None, result: Result,
+                                                condition: tuple[str, tuple[bool, str]], event: str) -> None:
+    w = World(obj_json=pas_json(extra=extra))
+    w.observe(80_000)  # wants 8, the scale-up limit allows 6
+    out = await w.sync(conflict=conflict)
+    assert (out.result, out.scale_write) == (result, WriteResult.NONE)
+    assert w.replicas() == 3 and w.scale.updates == []
+    assert w.condition(condition[0]) == condition[1]
+    assert event in w.events.reasons(KEY)
+    assert "SuccessfulRescale" not in w.events.reasons(KEY)
+    assert out.report is not None and out.report.decision.desired_replicas == 6, "the decision is still recorded"
+
+
+async def test_unpausing_resumes_scaling_with_an_event() -> None:
+    w = World(obj_json=pas_json(extra={"paused": True}))
+    w.observe(80_000)
+    await w.sync()
+    w.obj_json["spec"].pop("paused")
+    w.now += 15
+    out = await w.sync()
+    assert out.result is Result.SCALED and w.replicas() == 6  # scale-up limit: max(2 x 3, 4)
+    assert w.events.reasons(KEY).count("Paused") == 1 and "Unpaused" in w.events.reasons(KEY)
+
+
+@pytest.mark.parametrize(("conflicts", "result", "replicas", "event"),
+                         [(2, Result.SCALED, 5, "SuccessfulRescale"), (50, Result.WRITE_FAILED, 3, "FailedRescale")],
+                         ids=["409-retried", "409-gave-up"])
+async def test_conflicting_scale_writes(conflicts: int, result: Result, replicas: int, event: str) -> None:
+    w = World()
+    w.scale.conflicts[(NS, "apps", "Deployment", "web")] = conflicts
+    w.observe(50_000)
+    out = await w.sync()
+    assert out.result is result and w.replicas() == replicas
+    assert event in w.events.reasons(KEY)
+    if result is Result.WRITE_FAILED:
+        assert w.condition("AbleToScale") == (False, "FailedUpdateScale") and out.failed
+
+
+async def test_a_failed_scale_read_never_scales() -> None:
+    w = World()
+    w.scale.get_errors[(NS, "apps", "Deployment", "web")] = conflict_error("x")
+    w.observe(90_000)
+    out = await w.sync()
+    assert out.result is Result.FAILED_GET_SCALE and w.scale.updates == []
+    assert "FailedGetScale" in w.events.reasons(KEY)
+
+
+async def test_status_is_written_at_most_twice_a_minute_at_steady_load() -> None:
+    w = World()
+    w.observe(30_000)  # exactly on target at 3 replicas
+    for _ in range(40):  # 10 minutes at 15 s
+        await w.sync()
+        w.now += 15
+    assert len(w.status.writes) <= 2 * 10 + 1
+    assert len(w.status.writes) >= 10, "the history checkpoint is still saved about once a minute"
+
+
+async def test_a_standby_writes_nothing() -> None:
+    w = World(leader=False)
+    w.observe(50_000)
+    out = await w.sync()
+    assert out.result is Result.NOT_LEADER
+    assert w.scale.updates == [] and w.status.writes == [] and w.events.recorded == []
+
+
+async def test_restored_checkpoint_prevents_an_early_scale_down_after_restart() -> None:
+    def run() -> World:
+        w = World(obj_json=pas_json(behavior=DOWN_ONE_POD_PER_10_MIN))
+        w.set_replicas(5)
+        w.observe(10_000)  # wants 1; the policy allows one pod per 10 min
+        return w
+
+    w = run()
+    await w.sync()
+    assert w.replicas() == 4 and "scaleHistory" in w.obj_json["status"]
+    w.now += 60
+    w.restart()
+    await w.sync()
+    assert w.replicas() == 4, "the scale-down event from a minute ago still counts"
+    assert w.events.reasons(KEY).count("StateRestored") == 1
+    w.now += 15
+    await w.sync()
+    assert w.events.reasons(KEY).count("StateRestored") == 1, "announced once"
+
+    amnesiac = run()
+    await amnesiac.sync()
+    amnesiac.now += 60
+    amnesiac.obj_json["status"].pop("scaleHistory")
+    amnesiac.restart()
+    await amnesiac.sync()
+    assert amnesiac.replicas() == 3, "without the checkpoint the policy budget starts fresh (upstream)"
+
+
+async def test_checkpoint_all_saves_unsaved_history() -> None:
+    w = World()
+    w.observe(20_000)
+    await w.sync()
+    w.now += 15
+    await w.sync()
+    before = len(w.status.writes)
+    assert w.reconciler is not None
+    assert await w.reconciler.checkpoint_all() == 1
+    assert len(w.status.writes) == before + 1
+    assert await w.reconciler.checkpoint_all() == 0
+
+
+async def test_reconcile_gives_the_same_counts_as_the_algorithm() -> None:
+    totals = [20, 50, 90, 90, 60, 30, 10, 10, 10, 5, 5, 5, 70, 200, 40, 10] + [10] * 30
+    w = World(obj_json=pas_json(max_replicas=15))
+    via_reconcile = []
+    for total in totals:
+        w.observe(total * 1000)
+        await w.sync()
+        via_reconcile.append(w.replicas())
+        w.now += 15
+
+    spec = w.autoscaler.spec
+    now, current, status, history = World().now, 3, HpaStatus(), None
+    direct = []
+    for total in totals:
+        d = decide(SyncInput(spec=spec, scale=ScaleTarget(spec_replicas=current, status_replicas=current), now=now,
+                             status=status, observations=(ExternalSamples(values=(total * 1000,)),),
+                             history=history), ControllerConfig())
+        if d.write:
+            d = complete(d, write_error=None, now=now)
+            current = d.desired_replicas
+        status, history = d.status, d.history
+        direct.append(current)
+        now += 15
+    assert via_reconcile == direct
+    assert max(direct) > 2 and direct[-1] < max(direct), "the sequence scales both ways"
