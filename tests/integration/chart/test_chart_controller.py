@@ -1,0 +1,304 @@
+"""The chart's controller and the component switches, rendered by the real helm binary.
+
+- `helm lint --strict` and `helm template` for every combination of adapter.enabled ×
+  controller.enabled × controller.previewNativeHpas, each rendering exactly the parts switched on;
+- the rendered command lines parse with each binary's own flag parser (`controller.options`,
+  `adapter.server.options`) and carry the values given;
+- the controller pod is hardened like the adapter's and can never be selected by the adapter's
+  Service; its RBAC is what the controller needs and no more;
+- the `helm test` Pod asks exactly the served group-versions with exactly that RBAC;
+- bad controller values fail with a message naming the value.
+
+The ServiceMonitors and PrometheusRule: test_chart_monitoring. The controller running on the
+chart's RBAC in the API-server stand-in: test_chart_controller_standin.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from adapter.server.options import parse as parse_adapter_flags
+from controller.options import RunOptions
+from controller.options import parse as parse_controller_flags
+from tests.integration.chart.conftest import FULLNAME, NAMESPACE, Helm, Rendered
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+
+CONTROLLER = f"{FULLNAME}-controller"
+CRD_GROUP = "autoscaling.prom-autoscaler.io"
+METRICS_GROUPS = ("metrics.k8s.io", "custom.metrics.k8s.io", "external.metrics.k8s.io")
+SWITCHES = [pytest.param(a, c, p, id=f"adapter-{'on' if a else 'off'}-controller-{'on' if c else 'off'}"
+                                     f"-preview-{'on' if p else 'off'}")
+            for a, c, p in itertools.product((True, False), repeat=3)]
+
+
+def _switches(adapter: bool, controller: bool, preview: bool) -> dict[str, Any]:
+    return {"adapter": {"enabled": adapter},
+            "controller": {"enabled": controller, "previewNativeHpas": preview}}
+
+
+def _controller_container(rendered: Rendered) -> dict[str, Any]:
+    container: dict[str, Any] = rendered.one("Deployment", CONTROLLER)["spec"]["template"]["spec"]["containers"][0]
+    return container
+
+
+def _controller_options(rendered: Rendered) -> RunOptions:
+    container = _controller_container(rendered)
+    assert container["command"] == ["prom-autoscaler-controller", "run"]
+    return parse_controller_flags(container["args"])
+
+
+def _grants(role: dict[str, Any], group: str, resource: str, verb: str) -> bool:
+    return any(group in rule.get("apiGroups", []) and (resource in rule["resources"] or "*" in rule["resources"])
+               and verb in rule["verbs"] for rule in role["rules"])
+
+
+def _controller_role(rendered: Rendered) -> dict[str, Any]:
+    return rendered.one("ClusterRole", CONTROLLER)
+
+
+# --- switches ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("adapter", "controller", "preview"), SWITCHES)
+def test_each_switch_combination_lints_and_renders_its_parts(
+        helm: Helm, quick_render: Callable[..., Rendered], user_tls: dict[str, Any],
+        adapter: bool, controller: bool, preview: bool) -> None:
+    values = _switches(adapter, controller, preview)
+    lint = helm.lint({**user_tls, **values})
+    assert lint.returncode == 0 and "0 chart(s) failed" in lint.output, lint.output
+    rendered = quick_render(values)
+    expected = {name for name, on in ((FULLNAME, adapter), (CONTROLLER, controller)) if on}
+    assert rendered.names("Deployment") == expected
+    assert bool(rendered.all("APIService")) is adapter
+    if adapter:
+        options = parse_adapter_flags(list(rendered.container["args"]))
+        assert (options.service_name, options.service_namespace) == (FULLNAME, NAMESPACE)
+    if controller:
+        assert _controller_options(rendered).preview_native_hpas is preview
+        role = _controller_role(rendered)
+        assert _grants(role, "autoscaling", "horizontalpodautoscalers", "watch") is preview
+        assert not _grants(role, "autoscaling", "horizontalpodautoscalers", "update")
+    else:
+        assert CONTROLLER not in rendered.names("ClusterRole") | rendered.names("ServiceAccount")
+
+
+# --- the controller's command line ---------------------------------------------------------------
+
+
+ARGS_CASES = [
+    pytest.param({}, {"concurrent_syncs": 5, "sync_period": 15.0, "tolerance": 0.1, "downscale_stabilization": 300.0,
+                      "cpu_initialization_period": 300.0, "initial_readiness_delay": 30.0, "leader_elect": True,
+                      "lease_duration": 15.0, "renew_deadline": 10.0, "retry_period": 2.0, "lease_name": CONTROLLER,
+                      "lease_namespace": NAMESPACE, "preview_native_hpas": False, "metrics_port": 8080,
+                      "watch_namespace": None, "checkpoint_interval": 60.0, "cache_sync_timeout": 60.0,
+                      "verbosity": 2}, id="defaults: kube-controller-manager's"),
+    pytest.param({"controller": {"concurrentSyncs": 20, "syncPeriod": "30s", "tolerance": 0.05,
+                                 "downscaleStabilization": "10m", "cpuInitializationPeriod": "3m",
+                                 "initialReadinessDelay": "1m", "metricsPort": 9100, "logLevel": 4,
+                                 "watchNamespace": "shop", "statusCheckpointInterval": "30s",
+                                 "cacheSyncTimeout": "2m", "previewNativeHpas": True}},
+                 {"concurrent_syncs": 20, "sync_period": 30.0, "tolerance": 0.05, "downscale_stabilization": 600.0,
+                  "cpu_initialization_period": 180.0, "initial_readiness_delay": 60.0, "metrics_port": 9100,
+                  "verbosity": 4, "watch_namespace": "shop", "checkpoint_interval": 30.0,
+                  "cache_sync_timeout": 120.0, "preview_native_hpas": True}, id="every value set"),
+    pytest.param({"controller": {"leaderElection": {"leaseDuration": "60s", "renewDeadline": "40s",
+                                                    "retryPeriod": "5s", "resourceName": "pas-leader"}}},
+                 {"lease_duration": 60.0, "renew_deadline": 40.0, "retry_period": 5.0, "lease_name": "pas-leader"},
+                 id="leader election timings and lease name"),
+    pytest.param({"controller": {"replicas": 1, "leaderElection": {"enabled": False}}},
+                 {"leader_elect": False}, id="single replica without election"),
+    pytest.param({"namespaceOverride": "autoscaling"}, {"lease_namespace": "autoscaling"},
+                 id="lease in the namespace the pods run in"),
+]
+
+
+@pytest.mark.parametrize(("values", "expected"), ARGS_CASES)
+def test_controller_flag_parser_accepts_the_rendered_args(quick_render: Callable[..., Rendered],
+                                                          values: dict[str, Any], expected: dict[str, Any]) -> None:
+    rendered = quick_render(values)
+    options = _controller_options(rendered)
+    assert {field: getattr(options, field) for field in expected} == expected
+    container = _controller_container(rendered)
+    assert [p["containerPort"] for p in container["ports"] if p["name"] == "metrics"] == [options.metrics_port]
+
+
+def test_extra_arguments_reach_the_controller(quick_render: Callable[..., Rendered]) -> None:
+    options = _controller_options(quick_render({"controller": {"extraArguments": ["--watch-namespace=shop"]}}))
+    assert options.watch_namespace == "shop"
+
+
+# --- pod, availability, selection ---------------------------------------------------------------
+
+
+def test_controller_pod_is_hardened_probed_and_spread(quick_render: Callable[..., Rendered]) -> None:
+    rendered = quick_render()
+    deployment = rendered.one("Deployment", CONTROLLER)
+    pod = deployment["spec"]["template"]["spec"]
+    container = _controller_container(rendered)
+    assert deployment["spec"]["replicas"] == 2 and _controller_options(rendered).leader_elect
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    assert container["resources"]["requests"]["cpu"] and container["resources"]["limits"]["memory"]
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        assert container[probe]["httpGet"] == {"path": path, "port": "metrics"}
+    assert pod["serviceAccountName"] == CONTROLLER and pod["automountServiceAccountToken"] is True
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    [term] = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    assert term["podAffinityTerm"]["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    pdb = rendered.one("PodDisruptionBudget", CONTROLLER)
+    assert pdb["spec"]["selector"] == deployment["spec"]["selector"]
+    assert pdb["spec"]["maxUnavailable"] < deployment["spec"]["replicas"]
+    assert CONTROLLER not in quick_render({"controller": {"podDisruptionBudget": {"enabled": False}}}).names(
+        "PodDisruptionBudget")
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def test_each_service_selects_only_its_own_pods(quick_render: Callable[..., Rendered]) -> None:
+    """The adapter's Service is what kube-apiserver sends metric requests to: it must never pick a
+    controller pod (which serves no metrics API), and the controller's must never pick an adapter."""
+    rendered = quick_render()
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["metadata"]["labels"] for d in rendered.all("Deployment")}
+    for service, port in ((FULLNAME, "https"), (CONTROLLER, "metrics")):
+        spec = rendered.one("Service", service)["spec"]
+        assert {name for name, labels in pods.items() if _selects(spec["selector"], labels)} == {service}
+        assert [p["targetPort"] for p in spec["ports"]] == [port]
+    adapter_pdb = rendered.one("PodDisruptionBudget", FULLNAME)["spec"]["selector"]["matchLabels"]
+    assert not _selects(adapter_pdb, pods[CONTROLLER])
+
+
+def test_controller_image_defaults_to_the_chart_image(quick_render: Callable[..., Rendered]) -> None:
+    default = _controller_container(quick_render({"image": {"tag": "1.2.3"}}))
+    assert default["image"] == "ghcr.io/prom-autoscaler/prom-autoscaler:1.2.3"
+    own = _controller_container(quick_render({"controller": {"image": {"repository": "r.example/ctl", "tag": "9"}}}))
+    assert own["image"] == "r.example/ctl:9"
+
+
+# --- RBAC -----------------------------------------------------------------------------------------
+
+
+def test_controller_rbac_is_what_it_needs(quick_render: Callable[..., Rendered]) -> None:
+    rendered = quick_render({"controller": {"rbac": {"extraScaleTargets": [
+        {"apiGroups": ["argoproj.io"], "resources": ["rollouts"]}]}}})
+    role = _controller_role(rendered)
+    sa = ("ServiceAccount", NAMESPACE, CONTROLLER)
+    [binding] = [b for b in rendered.all("ClusterRoleBinding") if b["roleRef"]["name"] == CONTROLLER]
+    assert [(s["kind"], s["namespace"], s["name"]) for s in binding["subjects"]] == [sa]
+    wanted = [(CRD_GROUP, "promautoscalers", ("get", "list", "watch")),
+              (CRD_GROUP, "promautoscalers/status", ("update", "patch")),
+              ("", "pods", ("list", "watch")), ("", "events", ("create", "patch")),
+              ("events.k8s.io", "events", ("create", "patch")),
+              *((g, "pods", ("get", "list")) for g in METRICS_GROUPS),
+              *(("apps", f"{r}/scale", ("get", "update")) for r in ("deployments", "statefulsets", "replicasets")),
+              ("argoproj.io", "rollouts/scale", ("get", "update"))]
+    for group, resource, verbs in wanted:
+        for verb in verbs:
+            assert _grants(role, group, resource, verb), (group, resource, verb)
+    # Never more than it needs: no secrets, no writes to workloads themselves, no wildcard verbs.
+    for group, resource, verb in (("", "secrets", "get"), ("apps", "deployments", "update"),
+                                  (CRD_GROUP, "promautoscalers", "update"), ("", "pods", "delete"),
+                                  ("autoscaling", "horizontalpodautoscalers", "list")):
+        assert not _grants(role, group, resource, verb), (group, resource, verb)
+    assert all("*" not in rule["verbs"] for rule in role["rules"])
+
+
+def test_lease_rights_stay_in_the_release_namespace(quick_render: Callable[..., Rendered]) -> None:
+    rendered = quick_render({"controller": {"leaderElection": {"resourceName": "pas-leader"}}})
+    role = rendered.one("Role", f"{CONTROLLER}-leader-election")
+    assert role["metadata"]["namespace"] == NAMESPACE
+    by_verb = {verb: rule.get("resourceNames") for rule in role["rules"] for verb in rule["verbs"]}
+    assert by_verb == {"create": None, "get": ["pas-leader"], "update": ["pas-leader"]}
+    binding = rendered.one("RoleBinding", f"{CONTROLLER}-leader-election")
+    assert binding["metadata"]["namespace"] == NAMESPACE and binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert not _grants(_controller_role(rendered), "coordination.k8s.io", "leases", "update")
+    unelected = quick_render({"controller": {"replicas": 1, "leaderElection": {"enabled": False}}})
+    assert f"{CONTROLLER}-leader-election" not in unelected.names("Role")
+
+
+def test_rbac_create_false_leaves_controller_rbac_to_the_user(quick_render: Callable[..., Rendered]) -> None:
+    rendered = quick_render({"rbac": {"create": False}})
+    assert CONTROLLER not in rendered.names("ClusterRole") | rendered.names("ClusterRoleBinding")
+    assert rendered.one("ServiceAccount", CONTROLLER)
+
+
+# --- helm test --------------------------------------------------------------------------------------
+
+
+HELM_TEST_CASES = [
+    pytest.param({}, {"/apis/custom.metrics.k8s.io/v1beta1", "/apis/custom.metrics.k8s.io/v1beta2",
+                      "/apis/external.metrics.k8s.io/v1beta1", f"/apis/{CRD_GROUP}/v1alpha1"}, id="defaults"),
+    pytest.param({"apiService": {"customMetrics": {"v1beta1": {"enabled": False}},
+                                 "externalMetrics": {"enabled": False}, "resourceMetrics": {"enabled": True}},
+                  "rules": {"existing": "my-rules"}, "controller": {"enabled": False}},
+                 {"/apis/custom.metrics.k8s.io/v1beta2", "/apis/metrics.k8s.io/v1beta1"}, id="adapter only"),
+    pytest.param({"adapter": {"enabled": False}}, {f"/apis/{CRD_GROUP}/v1alpha1"}, id="controller only"),
+]
+
+
+@pytest.mark.parametrize(("values", "paths"), HELM_TEST_CASES)
+def test_helm_test_pod_asks_every_served_group_version(quick_render: Callable[..., Rendered],
+                                                       values: dict[str, Any], paths: set[str]) -> None:
+    rendered = quick_render(values)
+    api_paths = {f"/apis/{a['spec']['group']}/{a['spec']['version']}" for a in rendered.all("APIService")}
+    assert api_paths == {p for p in paths if CRD_GROUP not in p}
+    pod = rendered.one("Pod", f"{FULLNAME}-test")
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    asked = {c["args"][2] for c in pod["spec"]["containers"] if c["args"][:2] == ["get", "--raw"]}
+    assert asked == paths and len(pod["spec"]["containers"]) == len(paths)
+    assert pod["spec"]["restartPolicy"] == "Never"
+    for container in pod["spec"]["containers"]:
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    # Just enough RBAC: exactly these non-resource URLs, read only, for the test's own account.
+    [rule] = rendered.one("ClusterRole", f"{FULLNAME}-test")["rules"]
+    assert set(rule["nonResourceURLs"]) == paths and rule["verbs"] == ["get"] and "resources" not in rule
+    [subject] = rendered.one("ClusterRoleBinding", f"{FULLNAME}-test")["subjects"]
+    assert subject["name"] == pod["spec"]["serviceAccountName"]
+
+
+def test_helm_test_can_be_turned_off(quick_render: Callable[..., Rendered]) -> None:
+    assert quick_render({"helmTest": {"enabled": False}}).all("Pod") == []
+
+
+# --- bad values ----------------------------------------------------------------------------------------
+
+
+BAD_VALUES = [
+    pytest.param({"controller": {"replicas": 2, "leaderElection": {"enabled": False}}},
+                 "controller.replicas=2 with controller.leaderElection.enabled=false", id="replicas-without-election"),
+    pytest.param({"controller": {"leaderElection": {"leaseDuration": "10s", "renewDeadline": "10s"}}},
+                 "leaseDuration (10s) must exceed renewDeadline (10s)", id="lease-not-longer-than-renew"),
+    pytest.param({"controller": {"rbac": {"scaleTargets": []}}},
+                 "controller.rbac.scaleTargets and extraScaleTargets are both empty", id="nothing-to-scale"),
+    pytest.param({"controller": {"serviceAccount": {"create": False}}},
+                 "controller.serviceAccount.name is required", id="no-service-account"),
+    pytest.param({"controller": {"syncPeriod": "often"}}, "controller.syncPeriod: Does not match pattern",
+                 id="sync-period-not-a-duration"),
+    pytest.param({"controller": {"tolerance": 1.5}}, "controller.tolerance: Must be less than 1",
+                 id="tolerance-not-below-one"),
+    pytest.param({"controller": {"previewNativeHPAs": True}}, "Additional property previewNativeHPAs is not allowed",
+                 id="misspelt-controller-key"),
+    pytest.param({"controller": {"rbac": {"extraScaleTargets": [{"apiGroups": ["apps"],
+                                                                 "resources": ["deployments/scale"]}]}}},
+                 "controller.rbac.extraScaleTargets.0.resources.0: Does not match pattern", id="scale-suffix-given"),
+    pytest.param({"prometheusRule": {"disabled": ["NoSuchAlert"]}}, "prometheusRule.disabled.0: prometheusRule",
+                 id="unknown-alert-name"),
+]
+
+
+@pytest.mark.parametrize(("values", "message"), BAD_VALUES)
+def test_bad_controller_values_fail_naming_the_value(helm: Helm, values: dict[str, Any], message: str) -> None:
+    result = helm.template({"tls": {"insecureSkipTLSVerify": True}, **values})
+    assert result.returncode != 0
+    assert message in result.stderr, result.stderr
