@@ -1,0 +1,131 @@
+"""Fetch the history from Prometheus: series discovery and chunked, concurrent range queries.
+
+`/api/v1/series` answers which series each rule's `seriesQuery` matched over the range (what the
+adapter's discovery would list); `/api/v1/query_range` answers each metric query, split into
+chunks of at most `chunk_points` ticks (Prometheus refuses more than 11,000 points per series),
+at most `parallel` requests in flight. Each chunk's matrix is handed to the caller's `consume`
+as soon as it arrives, so memory holds folded arrays, not every sample.
+
+aiohttp rather than prometheus-api-client: the project's HTTP client already, concurrency without
+a thread pool, and the answer is decoded with orjson straight from bytes (the bulk of a 7-day
+fetch is JSON decoding); the contract that keeps the synchronous clients out of `controller` holds.
+
+Non-goals: the PromQL (from `resolve`), folding samples (`model.Accumulator`). I/O only here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import orjson
+
+from controller.backtest.model import Grid, Series
+
+__all__ = ["HistoryError", "Job", "PrometheusHistory", "chunks"]
+
+MAX_POINTS_PER_QUERY = 11_000
+
+
+class HistoryError(RuntimeError):
+    """Prometheus could not answer; the message says which query and what Prometheus said."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Job:
+    what: str  # a person's name for the query, for progress and errors
+    promql: str
+    consume: Callable[[Iterable[Series]], None]
+
+
+def chunks(grid: Grid, chunk_points: int) -> list[tuple[float, float]]:
+    """[start, end] pairs (inclusive, on the grid) of at most `chunk_points` ticks each."""
+    size = max(1, min(chunk_points, MAX_POINTS_PER_QUERY))
+    return [(grid.time(i), grid.time(min(i + size, grid.count) - 1)) for i in range(0, grid.count, size)]
+
+
+class PrometheusHistory:
+    """Range and series reads against one Prometheus (use as an async context manager)."""
+
+    def __init__(self, url: str, *, parallel: int = 4, timeout: float = 120.0,
+                 headers: Mapping[str, str] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        self._url = url.rstrip("/")
+        self._gate = asyncio.Semaphore(max(1, parallel))
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._headers = dict(headers or {})
+        self._progress = progress
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> PrometheusHistory:
+        self._session = aiohttp.ClientSession(timeout=self._timeout, headers=self._headers)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def _post(self, path: str, form: Sequence[tuple[str, str]], what: str) -> Any:
+        assert self._session is not None, "use PrometheusHistory as an async context manager"
+        async with self._gate:
+            try:
+                async with self._session.post(f"{self._url}{path}", data=form) as resp:
+                    raw = await resp.read()
+                    status = resp.status
+            except (aiohttp.ClientError, asyncio.TimeoutError) as err:
+                raise HistoryError(f"{what}: Prometheus at {self._url} did not answer: {err or type(err).__name__}") from None
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise HistoryError(f"{what}: Prometheus answered HTTP {status} with no JSON: {raw[:200]!r}") from None
+        if body.get("status") != "success":
+            raise HistoryError(f"{what}: Prometheus answered HTTP {status}: {body.get('errorType', '')} "
+                               f"{body.get('error', '')}".rstrip())
+        return body["data"]
+
+    async def series_shapes(self, queries: Sequence[str], start: float, end: float
+                            ) -> dict[str, tuple[tuple[str, frozenset[str]], ...]]:
+        """Per seriesQuery, the distinct (name, label names) of the series it matched in the range."""
+        async def one(q: str) -> tuple[tuple[str, frozenset[str]], ...]:
+            form = [("match[]", q), ("start", _ts(start)), ("end", _ts(end))]
+            found: dict[tuple[str, frozenset[str]], None] = {}
+            for labels in await self._post("/api/v1/series", form, f"seriesQuery {q}"):
+                name = labels.get("__name__")
+                if name:
+                    found[(name, frozenset(k for k in labels if k != "__name__"))] = None
+            return tuple(found)
+
+        answers = await asyncio.gather(*(one(q) for q in queries))
+        return dict(zip(queries, answers))
+
+    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = 5_000) -> None:
+        """Run every job over the grid, chunked; each answer goes to its job's `consume`."""
+        parts = chunks(grid, chunk_points)
+        total = len(parts) * len(jobs)
+        done = 0
+
+        async def one(job: Job, start: float, end: float) -> None:
+            nonlocal done
+            form = [("query", job.promql), ("start", _ts(start)), ("end", _ts(end)), ("step", _ts(grid.step))]
+            data = await self._post("/api/v1/query_range", form, job.what)
+            job.consume((s["metric"], s["values"]) for s in data.get("result", ()))
+            done += 1
+            if self._progress is not None:
+                self._progress(done, total)
+
+        if self._progress is not None:
+            self._progress(0, total)
+        try:
+            async with asyncio.TaskGroup() as group:  # one failure cancels the rest
+                for job in jobs:
+                    for s, e in parts:
+                        group.create_task(one(job, s, e))
+        except ExceptionGroup as failed:
+            raise failed.exceptions[0] from None
+
+
+def _ts(value: float) -> str:
+    return f"{value:.3f}".rstrip("0").rstrip(".")

@@ -1,0 +1,210 @@
+"""The history as the simulation sees it, and the counterfactual load model, stated.
+
+`Grid` is the simulated clock's ticks (start, step, count). `Accumulator`s fold range-query
+answers, chunk by chunk, into per-tick arrays (never the raw series): per-pod metrics keep the sum
+over the selected pods and how many pods reported; Object metrics the described object's value;
+External metrics the sum of every series (what the HPA sums); actual replicas their sum.
+
+The model (issue 11): history was measured at the replica counts that actually ran. For per-pod
+metrics (Resource, ContainerResource, Pods) the total load is the observed per-pod average times
+the actual replicas, spread evenly over the simulated replicas. Object and External metrics are
+exogenous: passed as recorded (an AverageValue target is divided by the simulated replicas by the
+algorithm itself). A tick with no sample is a gap: the metric is reported as failed to the
+algorithm, as a live controller would see it, never filled in.
+
+Non-goals: fetching, deciding. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from controller.algorithm.spec import (
+    ExternalSamples, FetchFailure, ObjectSample, Observation, PodSamples, TargetType,
+)  # fmt: skip
+from controller.algorithm.pods import PodMetric
+from controller.backtest.resolve import MetricQuery, QueryKind
+from kubecommon.quantity import milli_from_float
+
+__all__ = ["Accumulator", "Gap", "Grid", "LoadModel", "MetricHistory", "Series", "assumption_for", "gaps"]
+
+# One range-query answer: (labels, [[unix seconds, "value"], ...]) per series.
+Series = tuple[Mapping[str, str], Sequence[Sequence[object]]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Grid:
+    start: float
+    step: float
+    count: int
+
+    def time(self, index: int) -> float:
+        return self.start + index * self.step
+
+    def index(self, timestamp: float) -> int:
+        return round((timestamp - self.start) / self.step)
+
+    @property
+    def end(self) -> float:
+        return self.time(self.count - 1)
+
+
+@dataclass(slots=True, kw_only=True)
+class Accumulator:
+    """Mutable fold of one query's chunks (fed by the fetcher, frozen by `history()`)."""
+
+    grid: Grid
+    kind: QueryKind
+    object_label: str = ""
+    object_name: str = ""
+    container_label: str = ""
+    container: str = ""
+    pod_pattern: re.Pattern[str] | None = None
+    total: array[float] = field(init=False)
+    present: bytearray = field(init=False)
+    _pods: dict[str, bytearray] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.total = array("d", bytes(8 * self.grid.count))
+        self.present = bytearray(self.grid.count)
+
+    @classmethod
+    def for_query(cls, q: MetricQuery, grid: Grid, pod_pattern: re.Pattern[str] | None) -> Accumulator:
+        return cls(grid=grid, kind=q.kind, object_label=q.object_label, object_name=q.object_name,
+                   container_label=q.container_label, container=q.spec.container, pod_pattern=pod_pattern)
+
+    def add(self, series: Iterable[Series]) -> None:
+        for labels, values in series:
+            flags = self._flags_for(labels)
+            if flags is None:
+                continue
+            last = self.kind is QueryKind.OBJECT
+            for ts, raw in values:
+                value = float(str(raw))
+                if math.isnan(value):
+                    continue
+                i = self.grid.index(float(str(ts)))
+                if not 0 <= i < self.grid.count:
+                    continue
+                milli = milli_from_float(value)
+                self.total[i] = milli if last else self.total[i] + milli
+                flags[i] = 1
+                self.present[i] = 1
+
+    def _flags_for(self, labels: Mapping[str, str]) -> bytearray | None:
+        if self.kind is QueryKind.OBJECT:
+            return self.present if labels.get(self.object_label) == self.object_name else None
+        if self.kind is not QueryKind.PER_POD:
+            return self.present
+        pod = labels.get(self.object_label)
+        if pod is None or (self.pod_pattern is not None and not self.pod_pattern.fullmatch(pod)):
+            return None
+        if self.container and labels.get(self.container_label) != self.container:
+            return None
+        return self._pods.setdefault(pod, bytearray(self.grid.count))
+
+    def history(self) -> MetricHistory:
+        counts = array("H", bytes(2 * self.grid.count))
+        for flags in self._pods.values():
+            for i in (i for i, f in enumerate(flags) if f):
+                counts[i] += 1
+        return MetricHistory(total=self.total, present=bytes(self.present), pods=counts,
+                             pod_names=tuple(sorted(self._pods)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricHistory:
+    total: array[float]  # milli-units per tick (per-pod: summed over the reporting pods)
+    present: bytes  # 1 where the tick has a sample
+    pods: array[int]  # per-pod metrics: how many pods reported at the tick
+    pod_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gap:
+    what: str
+    start: float
+    end: float
+    ticks: int
+
+
+def gaps(what: str, present: bytes, grid: Grid) -> tuple[Gap, ...]:
+    """Runs of ticks without a sample, each as one `Gap`."""
+    out, i, n = [], 0, len(present)
+    while i < n:
+        j = present.find(1, i) if present[i] == 0 else i
+        if j != i:
+            stop = n if j < 0 else j
+            out.append(Gap(what=what, start=grid.time(i), end=grid.time(stop - 1), ticks=stop - i))
+            i = stop
+            continue
+        k = present.find(0, i)
+        i = n if k < 0 else k
+    return tuple(out)
+
+
+def assumption_for(q: MetricQuery, replicas_source: str) -> str:
+    target = q.spec.target
+    if q.kind is QueryKind.PER_POD:
+        return (f"counterfactual: per-pod value x actual replicas ({replicas_source}) / simulated replicas")
+    if target is not None and target.type is TargetType.AVERAGE_VALUE:
+        return "exogenous: total as recorded; the algorithm divides it by the simulated replicas"
+    return "exogenous: value as recorded, independent of the replica count (open loop)"
+
+
+class LoadModel:
+    """Observations for tick `i` at `replicas` simulated pods (read-only after construction)."""
+
+    __slots__ = ("_actual", "_grid", "_histories", "_kinds", "_names", "_window", "_pods_cache")
+
+    def __init__(self, *, grid: Grid, queries: Sequence[MetricQuery], histories: Sequence[MetricHistory],
+                 actual: MetricHistory | None, window: float) -> None:
+        self._grid = grid
+        self._kinds = tuple(q.kind for q in queries)
+        self._names = tuple(f"{q.spec.type} {q.spec.name}" for q in queries)
+        self._histories = tuple(histories)
+        self._actual = actual
+        self._window = window
+        self._pods_cache: dict[int, tuple[str, ...]] = {}
+
+    def pod_names(self, replicas: int) -> tuple[str, ...]:
+        names = self._pods_cache.get(replicas)
+        if names is None:
+            names = self._pods_cache[replicas] = tuple(f"sim-{k}" for k in range(replicas))
+        return names
+
+    def actual_replicas(self, i: int) -> float | None:
+        """Replicas that really ran at tick i: the flag/query when known, else None."""
+        a = self._actual
+        return a.total[i] / 1000.0 if a is not None and a.present[i] else None
+
+    def observations(self, i: int, replicas: int) -> tuple[Observation, ...]:
+        now = self._grid.time(i)
+        return tuple(self._observe(k, h, i, replicas, now) for k, h in zip(self._kinds, self._histories))
+
+    def _observe(self, kind: QueryKind, h: MetricHistory, i: int, replicas: int, now: float) -> Observation:
+        if not h.present[i]:
+            return FetchFailure(message=f"no sample in history at {now:g} (gap)")
+        if kind is QueryKind.OBJECT:
+            return ObjectSample(value=int(h.total[i]), timestamp=now)
+        if kind is QueryKind.EXTERNAL:
+            return ExternalSamples(values=(int(h.total[i]),), timestamp=now)
+        reporting = h.pods[i]
+        actual = self.actual_replicas(i)
+        demand = h.total[i] / reporting * (actual if actual is not None else reporting)
+        sample = PodMetric(value=int(demand / max(replicas, 1)), timestamp=now, window=self._window)
+        return PodSamples(values=dict.fromkeys(self.pod_names(replicas), sample))
+
+    def first_actual(self) -> int | None:
+        """The replicas at the first tick: the flag/query, else the pods reporting a per-pod metric."""
+        actual = self.actual_replicas(0)
+        if actual is not None:
+            return round(actual)
+        for kind, h in zip(self._kinds, self._histories):
+            if kind is QueryKind.PER_POD and h.present[0]:
+                return int(h.pods[0])
+        return None

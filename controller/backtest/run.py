@@ -1,0 +1,186 @@
+"""One backtest, end to end: files -> queries -> history -> replay -> `Report`.
+
+Reads the spec(s) and the rule file, asks Prometheus which series each needed `seriesQuery`
+matches in the range, resolves every metric to the adapter's PromQL, fetches each distinct query
+(and the actual replicas query) once for all specs, then replays each spec on the same history.
+
+Non-goals: flag parsing (`options`), output formats (`report*`). I/O: files and Prometheus.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import yaml
+
+from adapter.config import load_config
+from adapter.rules import compile_config
+from adapter.rules.compile import CompiledConfig
+from controller.algorithm import ControllerConfig
+from controller.algorithm.spec import SourceType, TargetType
+from controller.backtest import history as hist
+from controller.backtest.model import Accumulator, Gap, Grid, LoadModel, MetricHistory, assumption_for, gaps
+from controller.backtest.options import Options, suggest_step, sync_count
+from controller.backtest.report import MetricInfo, Report, SpecRun, fmt_seconds
+from controller.backtest.resolve import MetricQuery, QueryKind, resolve_all, series_queries
+from controller.backtest.simulate import simulate
+from controller.backtest.spec_file import BacktestSpec, SpecError, spec_from_manifest
+from controller.backtest.summary import pods_per_node, summarize
+
+__all__ = ["BacktestError", "run_backtest"]
+
+
+class BacktestError(ValueError):
+    """The backtest cannot run as asked; the message says why and what to change."""
+
+
+def load_spec(path: str) -> BacktestSpec:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as err:
+        raise SpecError(f"{path}: {err}") from None
+    return spec_from_manifest(doc, source=path)
+
+
+def make_grid(opts: Options, spec: BacktestSpec) -> Grid:
+    step = opts.step or spec.sync_period
+    count = sync_count(opts.start, opts.end, step)
+    if count > opts.max_syncs:
+        raise BacktestError(
+            f"the range is {count:,} syncs at a {fmt_seconds(step)} step ({count:,} points per query), over the "
+            f"limit of {opts.max_syncs:,}: use --step {suggest_step(opts.start, opts.end, opts.max_syncs)} "
+            "or a shorter range (or raise --max-syncs)")
+    return Grid(start=opts.start, step=step, count=count)
+
+
+def _check_requests(spec: BacktestSpec, opts: Options) -> None:
+    for k, m in enumerate(spec.autoscaler.metrics):
+        t = m.target
+        utilization = t is not None and (t.type is TargetType.UTILIZATION or t.average_utilization is not None)
+        resource = m.type in (SourceType.RESOURCE, SourceType.CONTAINER_RESOURCE)
+        if resource and utilization and m.name not in opts.pod_requests:
+            raise BacktestError(
+                f"metric [{k}] {m.type} {m.name} has a Utilization target: give the pods' requests with "
+                f"--pod-requests {m.name}=… (the backtest has no cluster to read them from)")
+
+
+def _key(q: MetricQuery) -> tuple[str, ...]:
+    return (q.promql, q.kind, q.object_label, q.object_name, q.container_label, q.spec.container)
+
+
+def _label(q: MetricQuery) -> str:
+    t = q.spec.target
+    kind = "" if t is None or t.type is None else f" ({t.type})"
+    return f"{q.spec.type} {q.spec.name}{kind}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Fetched:
+    histories: dict[tuple[str, ...], MetricHistory]
+    actual: MetricHistory | None
+    gaps: tuple[Gap, ...]
+
+
+async def _fetch(opts: Options, grid: Grid, queries: Sequence[MetricQuery], pod_pattern: re.Pattern[str],
+                 prometheus: hist.PrometheusHistory) -> _Fetched:
+    accs: dict[tuple[str, ...], tuple[str, Accumulator]] = {}
+    for q in queries:
+        accs.setdefault(_key(q), (_label(q), Accumulator.for_query(q, grid, pod_pattern)))
+    jobs = [hist.Job(what=f"{label}: {key[0]}", promql=key[0], consume=acc.add) for key, (label, acc) in accs.items()]
+    actual_acc = None
+    if opts.actual_replicas_query:
+        actual_acc = Accumulator(grid=grid, kind=QueryKind.EXTERNAL)
+        jobs.append(hist.Job(what=f"--actual-replicas-query {opts.actual_replicas_query}",
+                             promql=opts.actual_replicas_query, consume=actual_acc.add))
+    await prometheus.fetch(jobs, grid, chunk_points=opts.chunk_points)
+    histories = {key: acc.history() for key, (_label_, acc) in accs.items()}
+    found = [g for key, (label, _acc) in accs.items() for g in gaps(label, histories[key].present, grid)]
+    actual = actual_acc.history() if actual_acc is not None else None
+    if actual is not None:
+        found += gaps("actual replicas", actual.present, grid)
+    elif opts.actual_replicas is not None:
+        actual = MetricHistory(total=array("d", [opts.actual_replicas * 1000.0]) * grid.count,
+                               present=b"\x01" * grid.count, pods=array("H", bytes(2 * grid.count)))
+    return _Fetched(histories=histories, actual=actual, gaps=tuple(found))
+
+
+def _actual_source(opts: Options) -> str:
+    if opts.actual_replicas_query:
+        return f"--actual-replicas-query {opts.actual_replicas_query} (ticks without a sample: the pods reporting)"
+    if opts.actual_replicas is not None:
+        return f"--actual-replicas {opts.actual_replicas}"
+    return "the pods reporting each per-pod metric at each tick (give --actual-replicas-query to use kube-state-metrics)"
+
+
+async def run_backtest(opts: Options, *, progress: Callable[[int, int], None] | None = None) -> Report:
+    specs = [load_spec(opts.spec_file)] + ([load_spec(opts.compare_file)] if opts.compare_file else [])
+    compiled: CompiledConfig = compile_config(load_config(opts.rules_file))
+    main = specs[0]
+    grid = make_grid(opts, main)
+    for s in specs:
+        _check_requests(s, opts)
+    namespace = opts.namespace or main.namespace
+    specs = [BacktestSpec(name=s.name, namespace=namespace, target_kind=s.target_kind, target_name=s.target_name,
+                          sync_period=grid.step, autoscaler=s.autoscaler, metric_selectors=s.metric_selectors)
+             for s in specs]
+    pod_regex = opts.pod_regex or f"{re.escape(main.target_name)}-.*"
+    try:
+        pod_pattern = re.compile(pod_regex)
+    except re.error as err:
+        raise BacktestError(f"--pod-regex {pod_regex!r}: {err}") from None
+    async with hist.PrometheusHistory(opts.prometheus_url, parallel=opts.parallel, headers=opts.headers,
+                                      progress=progress) as prometheus:
+        needed = tuple(dict.fromkeys(q for s in specs for q in series_queries(compiled, s)))
+        shapes = await prometheus.series_shapes(needed, grid.start, grid.end)
+        resolved = [resolve_all(compiled, s, shapes, rules_path=opts.rules_file) for s in specs]
+        fetched = await _fetch(opts, grid, [q for qs in resolved for q in qs], pod_pattern, prometheus)
+    return _replay(opts, grid, specs, resolved, fetched, namespace=namespace, pod_regex=pod_regex)
+
+
+def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: Sequence[Sequence[MetricQuery]],
+            fetched: _Fetched, *, namespace: str, pod_regex: str) -> Report:
+    config = ControllerConfig(tolerance=opts.tolerance, downscale_stabilization=opts.downscale_stabilization)
+    per_node = pods_per_node(opts.node_allocatable, opts.pod_requests) if opts.node_allocatable else None
+    explain = None if opts.explain_at is None else min(max(grid.index(opts.explain_at), 0), grid.count - 1)
+    source = _actual_source(opts)
+    window = 0.0  # per-pod samples are read at the tick itself
+    runs: list[SpecRun] = []
+    model = None
+    for spec, queries in zip(specs, resolved):
+        model = LoadModel(grid=grid, queries=queries, histories=[fetched.histories[_key(q)] for q in queries],
+                          actual=fetched.actual, window=window)
+        initial = model.first_actual() or spec.autoscaler.min_replicas
+        timeline = simulate(spec.name, spec.autoscaler, model, grid, config=config, requests=opts.pod_requests,
+                            initial_replicas=initial, explain_at=explain)
+        metrics = tuple(MetricInfo(label=_label(q), unit="%" if timeline.targets and _is_util(q) else "m",
+                                   promql=q.promql, rule=q.rule, assumption=assumption_for(q, source))
+                        for q in queries)
+        runs.append(SpecRun(source=(opts.compare_file or "") if runs else opts.spec_file, timeline=timeline,
+                            summary=summarize(timeline, model, flap_window=opts.flap_window, per_node=per_node),
+                            metrics=metrics))
+    assert model is not None
+    actual = tuple(model.actual_replicas(i) for i in range(grid.count)) if fetched.actual is not None else ()
+    inputs = {"spec": opts.spec_file, "compare": opts.compare_file or "", "rules": opts.rules_file,
+              "prometheus": opts.prometheus_url, "namespace": namespace, "pods": f"names matching {pod_regex}",
+              "step": fmt_seconds(grid.step), "tolerance": f"{opts.tolerance:g}",
+              "downscale stabilization (legacy path)": fmt_seconds(opts.downscale_stabilization),
+              "pod requests": _res(opts.pod_requests), "node allocatable": _res(opts.node_allocatable),
+              "initial replicas": "the actual replicas at the first tick, else minReplicas",
+              "simulated pods": "ready at once, past CPU initialization; load spread evenly"}
+    return Report(inputs=inputs, runs=tuple(runs), gaps=fetched.gaps, actual=actual, actual_source=source,
+                  per_node=per_node, flap_window=opts.flap_window)
+
+
+def _is_util(q: MetricQuery) -> bool:
+    t = q.spec.target
+    return t is not None and (t.type is TargetType.UTILIZATION or (t.type is None and t.average_utilization is not None))
+
+
+def _res(values: Mapping[str, int]) -> str:
+    if not values:
+        return "-"
+    return ",".join(f"{k}={v}m" for k, v in sorted(values.items()))
