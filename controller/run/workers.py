@@ -3,7 +3,8 @@
 `start_due()` hands every due key to a new task while a worker slot is free; `run()` repeats
 that whenever the earliest due time arrives or `wake()` is called (a new or changed object, a
 finished sync, leadership gained). Syncs start only while `active()` holds (the leader, or no
-leader election). A sync that raises counts as failed and is retried by the queue's limiter.
+leader election). A sync that returns False (or raises) counts as failed and is retried by the
+queue's limiter.
 Each start reports the key's lateness (start − due) to `on_start`.
 
 Non-goals: what a sync does (`controller.reconcile`), scheduling rules (`controller.run.queue`).
@@ -27,7 +28,7 @@ _IDLE_WAIT = 3600.0
 
 class WorkerPool(Generic[K]):
     def __init__(
-        self, queue: DueQueue[K], sync: Callable[[K], Awaitable[None]], *, concurrency: int,
+        self, queue: DueQueue[K], sync: Callable[[K], Awaitable[bool]], *, concurrency: int,
         clock: Callable[[], float], active: Callable[[], bool] = lambda: True,
         on_start: Callable[[Due[K]], None] = lambda due: None,
         on_done: Callable[[K, bool], None] = lambda key, failed: None,
@@ -69,8 +70,7 @@ class WorkerPool(Generic[K]):
     async def _one(self, key: K) -> None:
         failed = True
         try:
-            await self._sync(key)
-            failed = False
+            failed = not await self._sync(key)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -178,13 +178,14 @@ async def test_pool_runs_at_most_n_syncs_and_never_one_key_twice() -> None:
     running: list[str] = []
     peak = 0
 
-    async def sync(key: str) -> None:
+    async def sync(key: str) -> bool:
         nonlocal peak
         assert key not in running
         running.append(key)
         peak = max(peak, len(running))
         await release.wait()
         running.remove(key)
+        return True
 
     pool = WorkerPool(q, sync, concurrency=3, clock=clock)
     for i in range(7):
@@ -209,21 +210,23 @@ async def test_pool_reports_lateness_and_failures_and_idles_when_not_leader() ->
     late: list[float] = []
     outcomes: list[tuple[str, bool]] = []
 
-    async def sync(key: str) -> None:
-        if key == "bad":
+    async def sync(key: str) -> bool:
+        if key == "worse":
             raise RuntimeError("boom")
+        return key != "bad"
 
     pool = WorkerPool(q, sync, concurrency=5, clock=clock, active=lambda: leader,
                       on_start=lambda d: late.append(d.lateness),
                       on_done=lambda k, failed: outcomes.append((k, failed)))  # fmt: skip
     q.add("good", uid="g", period=15.0, now=0.0, immediate=True)
     q.add("bad", uid="b", period=15.0, now=0.0, immediate=True)
+    q.add("worse", uid="w", period=15.0, now=0.0, immediate=True)
     clock.now = 2.0
     assert pool.start_due() == 0, "a standby runs no syncs"
     leader = True
-    assert pool.start_due() == 2
+    assert pool.start_due() == 3
     for _ in range(3):
         await asyncio.sleep(0)
-    assert late == [2.0, 2.0]
-    assert sorted(outcomes) == [("bad", True), ("good", False)]
+    assert late == [2.0, 2.0, 2.0]
+    assert sorted(outcomes) == [("bad", True), ("good", False), ("worse", True)]
     assert q.due_time("bad") == pytest.approx(3.0), "failed: retried after the limiter's delay"

@@ -1,0 +1,145 @@
+"""The control loop: watch-cache changes → the due-time queue → reconcile, with conflicts and telemetry.
+
+`AutoscalerLoop.on_cache_change(kind, objects)` is called with a whole cache after every change
+(`ObjectCache(on_change=...)`); it diffs by uid/resourceVersion against what it knows, converts
+only changed objects (`autoscaler_from_object`, once per resourceVersion), queues new objects and
+generation bumps for an immediate sync, updates periods (`spec.syncPeriodSeconds`, else the
+`--horizontal-pod-autoscaler-sync-period` default), drops deleted objects from the queue,
+the reconciler's memory and the per-object gauges, and recomputes the conflict map. `sync(key)`
+is the worker callback: one reconcile of the current version of the object.
+
+An object whose spec cannot be used (`SpecError`) is not queued; the error is logged once per
+resourceVersion and counted, and it is retried when the object changes.
+
+Non-goals: the watch itself (kubecommon.kube.cache), the sync's steps (controller.reconcile),
+exporting metrics (controller.telemetry implements `LoopObserver`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from controller.conflicts import Claim, find_conflicts
+from controller.kube.objects import KIND, Autoscaler, SpecError, autoscaler_from_object
+from controller.kube.ports import ObjectKey
+from controller.reconcile import Reconciler, SyncOutcome
+from controller.run.queue import DueQueue
+from kubecommon.kube.objects import KubeObject
+
+__all__ = ["AutoscalerLoop", "LoopObserver"]
+
+_log = logging.getLogger(__name__)
+
+
+class LoopObserver(Protocol):
+    def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None: ...
+
+    def observe_invalid_spec(self, key: ObjectKey) -> None: ...
+
+    def forget_object(self, key: ObjectKey) -> None: ...
+
+    def set_object_count(self, kind: str, count: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Known:
+    uid: str
+    resource_version: str
+    generation: int
+    period: float
+    autoscaler: Autoscaler | None  # None: the spec could not be used
+
+
+class AutoscalerLoop:
+    def __init__(self, reconciler: Reconciler, queue: DueQueue[ObjectKey], *, clock: Callable[[], float],
+                 observer: LoopObserver, default_period: float = 15.0,
+                 wake: Callable[[], None] = lambda: None) -> None:  # fmt: skip
+        self._reconciler = reconciler
+        self._default_period = default_period
+        self._queue = queue
+        self._clock = clock
+        self._observer = observer
+        self._wake = wake
+        self._known: dict[str, dict[ObjectKey, _Known]] = {}
+        self._conflicts: Mapping[ObjectKey, str] = {}
+
+    def autoscaler(self, key: ObjectKey) -> Autoscaler | None:
+        known = self._known.get(key.kind, {}).get(key)
+        return known.autoscaler if known else None
+
+    def conflict(self, key: ObjectKey) -> str | None:
+        return self._conflicts.get(key)
+
+    # --- cache changes -------------------------------------------------------------------------
+    def on_cache_change(self, kind: str, objects: Sequence[KubeObject]) -> None:
+        before = self._known.get(kind, {})
+        now = self._clock()
+        after: dict[ObjectKey, _Known] = {}
+        changed = False
+        for obj in objects:
+            key = ObjectKey(kind=kind, namespace=obj.namespace, name=obj.name)
+            old = before.get(key)
+            if old is not None and old.uid == obj.uid and old.resource_version == obj.resource_version:
+                after[key] = old
+                continue
+            known = self._convert(kind, key, obj)
+            after[key] = known
+            changed = True
+            self._enqueue(key, old, known, now)
+        for key in before.keys() - after.keys():
+            self._queue.remove(key)
+            self._reconciler.forget(key)
+            self._observer.forget_object(key)
+            changed = True
+        self._known[kind] = after
+        self._observer.set_object_count(kind, len(after))
+        if changed:
+            self._conflicts = find_conflicts(
+                Claim(key=key, target=k.autoscaler.target)
+                for per_kind in self._known.values() for key, k in per_kind.items() if k.autoscaler is not None
+            )  # fmt: skip
+            self._wake()
+
+    def _convert(self, kind: str, key: ObjectKey, obj: KubeObject) -> _Known:
+        raw: Mapping[str, Any] = obj.raw or {}
+        try:
+            autoscaler: Autoscaler | None = autoscaler_from_object({**raw, "kind": kind})
+        except SpecError as err:
+            _log.warning("%s %s: not synced: %s", kind, key, err)
+            self._observer.observe_invalid_spec(key)
+            autoscaler = None
+        generation = int((raw.get("metadata") or {}).get("generation") or 0)
+        own_period = (raw.get("spec") or {}).get("syncPeriodSeconds") is not None and kind == KIND
+        period = float(autoscaler.sync_period_seconds) if autoscaler and own_period else self._default_period
+        return _Known(uid=obj.uid, resource_version=obj.resource_version, generation=generation, period=period,
+                      autoscaler=autoscaler)  # fmt: skip
+
+    def _enqueue(self, key: ObjectKey, old: _Known | None, new: _Known, now: float) -> None:
+        if new.autoscaler is None:
+            self._queue.remove(key)
+            return
+        created = old is None or old.uid != new.uid
+        if created and old is not None:
+            self._reconciler.forget(key)  # deleted and re-created under the same name
+        spec_changed = created or old is None or old.generation != new.generation or old.autoscaler is None
+        self._queue.add(key, uid=new.uid, period=new.period, now=now,
+                        immediate=spec_changed)  # fmt: skip
+
+    # --- the worker callback -------------------------------------------------------------------
+    async def sync(self, key: ObjectKey) -> bool:
+        autoscaler = self.autoscaler(key)
+        if autoscaler is None:
+            return True  # deleted, or its spec became unusable, since it was queued
+        started = self._clock()
+        conflict = self._conflicts.get(key) if key.kind == KIND else None
+        outcome = await self._reconciler.sync(autoscaler, conflict=conflict)
+        self._observer.observe_sync(outcome, self._clock() - started)
+        if outcome.error:
+            _log.info("%s %s: %s", key.kind, key, outcome.error)
+        return not outcome.failed
+
+    def keys(self) -> list[ObjectKey]:
+        return [key for per_kind in self._known.values() for key in per_kind]

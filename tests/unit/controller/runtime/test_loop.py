@@ -1,0 +1,107 @@
+"""Watch-cache changes drive the queue: create and spec changes sync at once, deletes forget."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from controller.kube.objects import HPA_KIND, KIND
+from controller.kube.ports import ObjectKey
+from controller.reconcile import SyncOutcome
+from controller.run.loop import AutoscalerLoop
+from controller.run.queue import DueQueue
+from controller.run.ratelimit import DefaultControllerRateLimiter
+from kubecommon.kube.objects import KubeObject, from_api
+
+from tests.unit.controller.runtime.world import KEY, World, pas_json
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.synced: list[SyncOutcome] = []
+        self.invalid: list[ObjectKey] = []
+        self.forgotten: list[ObjectKey] = []
+        self.counts: dict[str, int] = {}
+
+    def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
+        self.synced.append(outcome)
+
+    def observe_invalid_spec(self, key: ObjectKey) -> None:
+        self.invalid.append(key)
+
+    def forget_object(self, key: ObjectKey) -> None:
+        self.forgotten.append(key)
+
+    def set_object_count(self, kind: str, count: int) -> None:
+        self.counts[kind] = count
+
+
+def cached(obj: dict[str, Any], rv: str) -> KubeObject:
+    raw = copy.deepcopy(obj)
+    raw["metadata"]["resourceVersion"] = rv
+    raw.pop("kind")
+    return from_api(raw, keep_raw=True)
+
+
+def setup() -> tuple[World, AutoscalerLoop, DueQueue[ObjectKey], Recorder]:
+    w = World()
+    clock = [100.0]
+    q: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: clock[0]))
+    rec = Recorder()
+    assert w.reconciler is not None
+    loop = AutoscalerLoop(w.reconciler, q, clock=lambda: clock[0], observer=rec, default_period=30.0)
+    return w, loop, q, rec
+
+
+async def test_create_syncs_at_once_and_a_status_only_change_does_not() -> None:
+    w, loop, q, rec = setup()
+    w.observe(30_000)
+    loop.on_cache_change(KIND, [cached(w.obj_json, "1")])
+    assert q.due_time(KEY) == 100.0 and rec.counts[KIND] == 1
+    (due,) = q.pop_due(100.0, 5)
+    assert await loop.sync(due.key) is True and rec.synced[-1].key == KEY
+    nxt = q.done(KEY, now=100.5, failed=False)
+    assert nxt is not None and 100.0 + 15 <= nxt <= 100.0 + 45, "the default period (30 s) applies"
+    loop.on_cache_change(KIND, [cached(w.obj_json, "2")])  # status written: same generation
+    assert q.due_time(KEY) == nxt
+    bumped = pas_json(generation=2, max_replicas=9)
+    loop.on_cache_change(KIND, [cached(bumped, "3")])
+    assert q.due_time(KEY) == 100.0, "a spec change syncs at once"
+    assert loop.autoscaler(KEY) is not None and loop.autoscaler(KEY).spec.max_replicas == 9  # type: ignore[union-attr]
+
+
+async def test_own_sync_period_and_deletion() -> None:
+    w, loop, q, rec = setup()
+    obj = pas_json(extra={"syncPeriodSeconds": 5})
+    loop.on_cache_change(KIND, [cached(obj, "1")])
+    q.pop_due(100.0, 5)
+    nxt = q.done(KEY, now=100.0, failed=False)
+    assert nxt is not None and nxt <= 110.0
+    loop.on_cache_change(KIND, [])
+    assert KEY not in q and rec.forgotten == [KEY] and rec.counts[KIND] == 0
+    assert await loop.sync(KEY) is True, "a deleted object is skipped quietly"
+
+
+async def test_an_unusable_spec_is_not_queued() -> None:
+    w, loop, q, rec = setup()
+    bad = pas_json(min_replicas=5, max_replicas=2)
+    loop.on_cache_change(KIND, [cached(bad, "1")])
+    assert KEY not in q and rec.invalid == [KEY]
+    loop.on_cache_change(KIND, [cached(pas_json(generation=2), "2")])
+    assert q.due_time(KEY) == 100.0, "fixed: queued at once"
+
+
+async def test_a_native_hpa_on_the_same_target_is_a_conflict() -> None:
+    w, loop, q, rec = setup()
+    hpa = pas_json()
+    hpa["apiVersion"], hpa["kind"] = "autoscaling/v2", HPA_KIND
+    hpa["metadata"] = {**hpa["metadata"], "name": "web-hpa", "uid": "uid-hpa"}
+    loop.on_cache_change(KIND, [cached(w.obj_json, "1")])
+    assert loop.conflict(KEY) is None
+    loop.on_cache_change(HPA_KIND, [cached(hpa, "7")])
+    message = loop.conflict(KEY)
+    assert message is not None and "HorizontalPodAutoscaler shop/web-hpa" in message
+    w.observe(80_000)
+    q.pop_due(100.0, 5)
+    assert await loop.sync(KEY) is True
+    assert w.scale.updates == [] and "ConflictingAutoscaler" in w.events.reasons(KEY)
