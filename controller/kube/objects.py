@@ -59,6 +59,7 @@ class Autoscaler:
     mode: Mode = Mode.ACTIVE
     paused: bool = False
     status: HpaStatus = field(default_factory=HpaStatus)
+    spec_json: Json = field(default_factory=dict)  # the spec as read (metric selectors for status)
     status_json: Json = field(default_factory=dict)  # the status as read (for the write-needed check)
     history: ScaleHistory | None = None  # restored checkpoint, None when absent or malformed
     history_saved_at: float | None = None
@@ -93,7 +94,7 @@ def autoscaler_from_object(obj: Json) -> Autoscaler:
         sync_period_seconds=DEFAULT_SYNC_PERIOD_SECONDS if native else _sync_period(spec.get("syncPeriodSeconds")),
         mode=Mode.PREVIEW if native else _mode(spec.get("mode")),
         paused=False if native else _paused(spec.get("paused")),
-        status=status, status_json=dict(raw_status), history=history, history_saved_at=saved_at,
+        status=status, spec_json=dict(spec), status_json=dict(raw_status), history=history, history_saved_at=saved_at,
         problems=tuple(problems))
 
 
