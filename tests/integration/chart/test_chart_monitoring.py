@@ -129,17 +129,23 @@ ALERT_CASES = [
                  [{"series": f'prom_autoscaler_adapter_relist_last_success_timestamp_seconds{{{NS},pod="a-1"}}',
                    "values": "0+60x30"}], 20, [], id="relists succeed every minute"),
     pytest.param("PromAutoscalerControllerSyncsFailing",
-                 [{"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",action="none",'
-                             'error="none"}', "values": "0+10x40"},
-                  {"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",action="none",'
-                             'error="internal"}', "values": "0+5x40"}],
+                 [{"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",kind="PromAutoscaler",'
+                             'result="unchanged"}', "values": "0+10x40"},
+                  {"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",kind="PromAutoscaler",'
+                             'result="blocked"}', "values": "0+5x40"}],
                  30, [{"namespace": NAMESPACE, "severity": "warning"}], id="a third of syncs fail"),
     pytest.param("PromAutoscalerControllerSyncsFailing",
-                 [{"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",action="none",'
-                             'error="none"}', "values": "0+100x40"},
-                  {"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",action="none",'
-                             'error="internal"}', "values": "0+1x40"}],
+                 [{"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",kind="PromAutoscaler",'
+                             'result="unchanged"}', "values": "0+100x40"},
+                  {"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",kind="PromAutoscaler",'
+                             'result="blocked"}', "values": "0+1x40"}],
                  30, [], id="one sync in a hundred fails"),
+    pytest.param("PromAutoscalerControllerSyncsFailing",
+                 [{"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",kind="PromAutoscaler",'
+                             'result="paused"}', "values": "0+10x40"},
+                  {"series": f'prom_autoscaler_controller_reconciliations_total{{{NS},pod="c-1",kind="PromAutoscaler",'
+                             'result="not_leader"}', "values": "0+10x40"}],
+                 30, [], id="paused objects and lost leadership are not failures"),
     pytest.param("PromAutoscalerReconcileLate",
                  _lateness({"1": "0+1x40", "30": "0+2x40", "120": "0+10x40", "+Inf": "0+10x40"}),
                  30, [{"namespace": NAMESPACE, "severity": "warning"}], id="most syncs a minute late"),
