@@ -147,10 +147,10 @@ def gaps(what: str, present: bytes, grid: Grid) -> tuple[Gap, ...]:
     return tuple(out)
 
 
-def assumption_for(q: MetricQuery, replicas_source: str) -> str:
+def assumption_for(q: MetricQuery) -> str:
     target = q.spec.target
     if q.kind is QueryKind.PER_POD:
-        return (f"counterfactual: per-pod value x actual replicas ({replicas_source}) / simulated replicas")
+        return "counterfactual: per-pod value x actual replicas / simulated replicas"
     if target is not None and target.type is TargetType.AVERAGE_VALUE:
         return "exogenous: total as recorded; the algorithm divides it by the simulated replicas"
     return "exogenous: value as recorded, independent of the replica count (open loop)"

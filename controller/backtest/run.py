@@ -157,7 +157,7 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
         timeline = simulate(spec.name, spec.autoscaler, model, grid, config=config, requests=opts.pod_requests,
                             initial_replicas=initial, explain_at=explain)
         metrics = tuple(MetricInfo(label=_label(q), unit="%" if timeline.targets and _is_util(q) else "m",
-                                   promql=q.promql, rule=q.rule, assumption=assumption_for(q, source))
+                                   promql=q.promql, rule=q.rule, assumption=assumption_for(q))
                         for q in queries)
         runs.append(SpecRun(source=(opts.compare_file or "") if runs else opts.spec_file, timeline=timeline,
                             summary=summarize(timeline, model, flap_window=opts.flap_window, per_node=per_node),
