@@ -1,12 +1,14 @@
 """Async Kubernetes REST client on aiohttp: JSON GET/POST and streamed watches.
 
 Job: one pooled session per API server identity; bearer tokens (static or a rotating token
-file re-read every minute), client certificates, CA verification; non-2xx answers become
+file re-read every minute), client certificates, CA verification, kubeconfig `exec` plugins
+(token or client certificate, re-run off the event loop when expired or answered 401); non-2xx answers become
 `KubeAPIError` carrying the server's typed `StatusError`; transport failures and timeouts
 become `KubeUnavailable`. Watch streams are split into JSON events without aiohttp's line-size
 limit (one event can be a large object).
 
-Non-goals: retries (callers decide), caching (cache.py), writes other than POST of reviews.
+Non-goals: retries (callers decide), caching (cache.py), create/delete helpers (POST, PUT and
+PATCH exist for reviews, /scale, status and events).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import aiohttp
 
 from kubecommon.kube.config import KubeConfig
 from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
+from kubecommon.kube.exec_auth import ExecCredential, ExecCredentials, ExecPluginError
 from kubecommon.status import status_error_from_dict
 from kubecommon.tls import client_ssl_context
 
@@ -45,23 +48,45 @@ class KubeClient:
         self._session: aiohttp.ClientSession | None = None
         self._token: str | None = config.token
         self._token_read_at = float("-inf")
+        self._exec = ExecCredentials(config.exec_plugin) if config.exec_plugin else None
+        self._session_cert: tuple[str | None, str | None] = (config.client_cert_file, config.client_key_file)
 
     async def start(self) -> None:
+        await self._open_session(*self._session_cert)
+
+    async def _open_session(self, cert_file: str | None, key_file: str | None) -> None:
         cfg = self.config
-        ssl_ctx = client_ssl_context(ca_pem=cfg.ca_pem, cert_file=cfg.client_cert_file,
-                                     key_file=cfg.client_key_file, insecure=cfg.insecure)
+        ssl_ctx = client_ssl_context(ca_pem=cfg.ca_pem, cert_file=cert_file, key_file=key_file,
+                                     insecure=cfg.insecure)
         connector = aiohttp.TCPConnector(ssl=ssl_ctx, limit=64) if cfg.server.startswith("https") \
             else aiohttp.TCPConnector(limit=64)
+        old, self._session_cert = self._session, (cert_file, key_file)
         self._session = aiohttp.ClientSession(connector=connector, headers={"User-Agent": self._user_agent})
+        if old is not None:
+            await old.close()
+
+    async def _exec_credential(self) -> ExecCredential | None:
+        """The exec plugin's current credential (None without a plugin); a new client
+        certificate gets a new connection pool."""
+        if self._exec is None:
+            return None
+        try:
+            credential = await self._exec.current()
+        except ExecPluginError as err:
+            raise KubeUnavailable(str(err)) from err
+        cert = (credential.client_cert_file, credential.client_key_file)
+        if credential.client_cert_file and cert != self._session_cert:
+            await self._open_session(*cert)
+        return credential
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, credential: ExecCredential | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json"}
-        token = self._current_token()
+        token = credential.token if credential is not None and credential.token else self._current_token()
         if token:
             headers["Authorization"] = f"Bearer {token}"
         elif self.config.username is not None:
@@ -92,18 +117,29 @@ class KubeClient:
         return self._session
 
     async def request_json(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
-                           body: Any = None, timeout: float | None = None) -> dict[str, Any]:
+                           body: Any = None, timeout: float | None = None,
+                           content_type: str = "application/json") -> dict[str, Any]:
         """One request; returns the decoded JSON object or raises KubeAPIError/KubeUnavailable."""
         url = self.config.server + path
         client_timeout = aiohttp.ClientTimeout(total=timeout or self._timeout)
-        try:
-            async with self.session.request(method, url, params=params, json=body,
-                                            headers=self._headers(), timeout=client_timeout,
-                                            **self._request_kwargs()) as resp:
-                raw = await resp.read()
-                return self._decode(method, path, resp.status, raw)
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
-            raise KubeUnavailable(f"{method} {path}: {type(err).__name__}: {err}") from err
+        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        for attempt in (1, 2):
+            credential = await self._exec_credential()
+            headers = self._headers(credential)
+            if data is not None:
+                headers["Content-Type"] = content_type
+            try:
+                async with self.session.request(method, url, params=params, data=data,
+                                                headers=headers, timeout=client_timeout,
+                                                **self._request_kwargs()) as resp:
+                    raw, code = await resp.read(), resp.status
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
+                raise KubeUnavailable(f"{method} {path}: {type(err).__name__}: {err}") from err
+            if code == 401 and credential is not None and self._exec is not None and attempt == 1:
+                self._exec.invalidate(credential)  # client-go: a 401 re-runs the plugin once
+                continue
+            return self._decode(method, path, code, raw)
+        raise AssertionError("unreachable")
 
     @staticmethod
     def _decode(method: str, path: str, code: int, raw: bytes) -> dict[str, Any]:
@@ -124,13 +160,22 @@ class KubeClient:
     async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return await self.request_json("POST", path, body=body)
 
+    async def put(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return await self.request_json("PUT", path, body=body)
+
+    async def patch(self, path: str, body: Any, *,
+                    content_type: str = "application/merge-patch+json") -> dict[str, Any]:
+        """PATCH with a JSON merge patch (default) or `application/json-patch+json` operations."""
+        return await self.request_json("PATCH", path, body=body, content_type=content_type)
+
     async def watch(self, path: str, params: Mapping[str, str], *,
                     read_timeout: float) -> AsyncIterator[dict[str, Any]]:
         """Stream watch events ({type, object}); ends when the server closes the stream."""
         url = self.config.server + path
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, sock_read=read_timeout)
+        headers = self._headers(await self._exec_credential())
         try:
-            async with self.session.get(url, params={**params, "watch": "true"}, headers=self._headers(),
+            async with self.session.get(url, params={**params, "watch": "true"}, headers=headers,
                                         timeout=timeout, **self._request_kwargs()) as resp:
                 if resp.status != 200:
                     self._decode("GET", path, resp.status, await resp.read())
