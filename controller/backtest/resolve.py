@@ -26,7 +26,7 @@ from adapter.rules.compile import CompiledConfig, CompiledRule
 from adapter.rules.resources import DEFAULT_TABLE, PODS, GroupResource, is_root_scoped_for_discovery
 from controller.algorithm.spec import MetricSpec, SourceType
 from controller.backtest.spec_file import BacktestSpec
-from kubecommon.selectors import SelectorError, selector_from_label_selector
+from kubecommon.selectors import SelectorError, parse_selector
 
 __all__ = ["MetricQuery", "QueryKind", "SeriesShapes", "Unresolvable", "resolve_all", "series_queries"]
 
@@ -91,7 +91,7 @@ def _resolve(compiled: CompiledConfig, spec: BacktestSpec, shapes: SeriesShapes,
     ns = spec.namespace
     if metric.type in (SourceType.RESOURCE, SourceType.CONTAINER_RESOURCE):
         return _resource(compiled, ns, index, metric)
-    selector = selector_from_label_selector(spec.metric_selectors[index])
+    selector = parse_selector(spec.metric_selectors[index])
     if metric.type == SourceType.EXTERNAL:
         rule, series = _find_external(compiled, shapes, metric.name)
         promql = query.render_external(rule, series_name=series, namespace=ns, metric_selector=selector)

@@ -125,7 +125,8 @@ async def run_backtest(opts: Options, *, progress: Callable[[int, int], None] | 
         _check_requests(s, opts)
     namespace = opts.namespace or main.namespace
     specs = [BacktestSpec(name=s.name, namespace=namespace, target_kind=s.target_kind, target_name=s.target_name,
-                          sync_period=grid.step, autoscaler=s.autoscaler, metric_selectors=s.metric_selectors)
+                          sync_period=grid.step, autoscaler=s.autoscaler, metric_selectors=s.metric_selectors,
+                          paused=s.paused)
              for s in specs]
     pod_regex = opts.pod_regex or f"{re.escape(main.target_name)}-.*"
     try:
@@ -171,6 +172,8 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
               "pod requests": _res(opts.pod_requests), "node allocatable": _res(opts.node_allocatable),
               "initial replicas": "the actual replicas at the first tick, else minReplicas",
               "simulated pods": "ready at once, past CPU initialization; load spread evenly"}
+    if any(s.paused for s in specs):
+        inputs["spec.paused"] = "ignored: the replay shows what the spec would do unpaused"
     return Report(inputs=inputs, runs=tuple(runs), gaps=fetched.gaps, actual=actual, actual_source=source,
                   per_node=per_node, flap_window=opts.flap_window)
 
