@@ -16,6 +16,8 @@ chart's RBAC in the API-server stand-in: test_chart_controller_standin.
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +26,7 @@ import pytest
 from adapter.server.options import parse as parse_adapter_flags
 from controller.options import RunOptions
 from controller.options import parse as parse_controller_flags
-from tests.integration.chart.conftest import FULLNAME, NAMESPACE, Helm, Rendered
+from tests.integration.chart.conftest import CHART, FULLNAME, NAMESPACE, REPO, Helm, Rendered
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -302,3 +304,43 @@ def test_bad_controller_values_fail_naming_the_value(helm: Helm, values: dict[st
     result = helm.template({"tls": {"insecureSkipTLSVerify": True}, **values})
     assert result.returncode != 0
     assert message in result.stderr, result.stderr
+
+
+# --- documentation ---------------------------------------------------------------------------------
+
+
+NEW_TOP_LEVEL = ("adapter", "controller", "serviceMonitor", "prometheusRule", "helmTest")
+
+
+def _schema_leaves(schema: dict[str, Any], prefix: str) -> list[str]:
+    """Dotted paths of every value the schema describes (objects without properties are leaves)."""
+    if "properties" not in schema:
+        return [prefix]
+    return [leaf for key, sub in schema["properties"].items() for leaf in _schema_leaves(sub, f"{prefix}.{key}")]
+
+
+def _documented(readme: str) -> set[str]:
+    """Values named in the README's reference table: `a.b.c` / `d` reads as a.b.c and a.b.d; `a.b.*`
+    as everything under a.b."""
+    section = readme.split("### Values reference", 1)[1].split("\n### ", 1)[0]
+    names: set[str] = set()
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        prefix = ""
+        for token in re.findall(r"`([^`]+)`", line.split(" | ")[0]):
+            if "." in token:
+                prefix = token.rsplit(".", 1)[0]
+                names.add(token)
+            elif prefix:
+                names.add(f"{prefix}.{token}")
+    return names
+
+
+def test_readme_values_reference_covers_every_new_value() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    documented = _documented((REPO / "README.md").read_text())
+    wildcards = {name[:-1] for name in documented if name.endswith(".*")}
+    missing = [leaf for key in NEW_TOP_LEVEL for leaf in _schema_leaves(schema["properties"][key], key)
+               if leaf not in documented and not any(leaf.startswith(w) for w in wildcards)]
+    assert missing == []
