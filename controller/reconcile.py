@@ -27,7 +27,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from controller.algorithm import ControllerConfig, Decision, Outcome, complete, decide, failed_get_scale
 from controller.algorithm.conditions import Event, EventReason, EventType, event_rescale
@@ -37,21 +37,17 @@ from controller.algorithm.sync import needs_metrics
 from controller.kube.objects import KIND, Autoscaler, Mode
 from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter
 from controller.metrics.source import MetricQuery, MetricsSource
-from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PAUSED, PREVIEW, SCALING_ACTIVE, ExtraCondition,
-                                        ObjectState, Result, SyncReport, WriteResult, limiting_reason,
-                                        needs_status_write, with_initial_recommendation)  # fmt: skip
+from controller.kube.last_decision import limiting_reason
+from controller.kube.status import build_status, plan_status_write
+from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
+                                        ObjectState, Result, SyncReport, WriteResult, overlay_conditions,
+                                        with_initial_recommendation)  # fmt: skip
 from kubecommon.kube.errors import KubeError
 from kubecommon.selectors import SelectorError
 
-__all__ = ["Reconciler", "StatusBuilder", "SyncOutcome"]
+__all__ = ["Reconciler", "SyncOutcome"]
 
 _log = logging.getLogger(__name__)
-
-
-class StatusBuilder(Protocol):
-    """Builds the whole status JSON of one object from a sync's report (controller.kube.status)."""
-
-    def __call__(self, report: SyncReport) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,19 +77,17 @@ class _Read:
 class Reconciler:
     def __init__(
         self, *, scale: ScaleClient, pods: PodLister, metrics: MetricsSource, status: StatusWriter,
-        events: EventSink, build_status: StatusBuilder, config: ControllerConfig,
-        is_leader: Callable[[], bool], wall_clock: Callable[[], float], checkpoint_interval: float = 60.0,
+        events: EventSink, config: ControllerConfig, is_leader: Callable[[], bool],
+        wall_clock: Callable[[], float],
     ) -> None:  # fmt: skip
         self._scale = scale
         self._pods = pods
         self._metrics = metrics
         self._status = status
         self._events = events
-        self._build_status = build_status
         self._config = config
         self._is_leader = is_leader
         self._clock = wall_clock
-        self._interval = checkpoint_interval
         self._states: dict[ObjectKey, ObjectState] = {}
 
     # --- memory --------------------------------------------------------------------------------
@@ -129,9 +123,8 @@ class Reconciler:
         state.history = decision.history
         state.fresh_restore = False
         report = SyncReport(autoscaler=obj, decision=decision, extra_conditions=extra,
-                            history=None if shadow else decision.history,
-                            limiting_reason=limiting_reason(decision), now=self._clock())  # fmt: skip
-        state.last_decision, state.last_report = decision, report
+                            limiting_reason=limiting_reason(decision, paused=obj.paused), now=self._clock())  # fmt: skip
+        state.last_report = report
         result = hold or _result(decision)
         if shadow:
             return SyncOutcome(key=obj.key, result=result, report=report, error=decision.error)
@@ -155,7 +148,6 @@ class Reconciler:
         if obj.history is None:
             return ()
         state.history, state.fresh_restore = obj.history, True
-        state.written_history, state.saved_at = obj.history, obj.history_saved_at
         age = "" if obj.history_saved_at is None else f" saved {max(0.0, self._clock() - obj.history_saved_at):.0f}s ago"
         h = obj.history
         message = (f"restored scale history from the status checkpoint{age}: {len(h.recommendations)} "
@@ -236,24 +228,28 @@ class Reconciler:
 
     async def _maybe_write_status(self, obj: Autoscaler, state: ObjectState, report: SyncReport, *,
                                   scale_written: bool) -> WriteResult:  # fmt: skip
-        if not needs_status_write(state, report, scale_written=scale_written, interval=self._interval):
+        """Build the status and write it when `plan_status_write` finds a reason."""
+        previous = state.written if state.written is not None else obj.status_json
+        new = self._status_json(report, previous)
+        if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written) is None:
             return WriteResult.NONE
-        return await self._write_status(obj.key, state, report)
+        return await self._write_status(obj.key, state, new)
 
-    async def _write_status(self, key: ObjectKey, state: ObjectState, report: SyncReport) -> WriteResult:
+    @staticmethod
+    def _status_json(report: SyncReport, previous: Mapping[str, Any]) -> dict[str, Any]:
+        built = build_status(report.autoscaler, report.decision, now=report.now)
+        return overlay_conditions(built, report.extra_conditions, previous=previous, now=report.now)
+
+    async def _write_status(self, key: ObjectKey, state: ObjectState, status: Mapping[str, Any]) -> WriteResult:
         if not self._is_leader():
             return WriteResult.SKIPPED_NOT_LEADER
         try:
-            await self._status.write(key, self._build_status(report))
+            await self._status.write(key, status)
         except KubeError as err:
             state.status_error = str(err)
             _log.warning("%s %s: status not written: %s", key.kind, key, err)
             return WriteResult.ERROR
-        d = report.decision
-        state.written_status, state.written_extra = d.status, report.extra_conditions
-        state.written_summary = (str(d.outcome), report.limiting_reason)
-        if report.history is not None:
-            state.written_history, state.saved_at = report.history, report.now
+        state.written = status
         return WriteResult.SUCCESS
 
     async def checkpoint_all(self) -> int:
@@ -263,12 +259,14 @@ class Reconciler:
             report = state.last_report
             if report is None or key.kind != KIND or state.history is None:
                 continue
-            if state.history == state.written_history:
+            previous = state.written if state.written is not None else report.autoscaler.status_json
+            now = self._clock()
+            new = self._status_json(SyncReport(autoscaler=report.autoscaler, decision=report.decision,
+                                               extra_conditions=report.extra_conditions,
+                                               limiting_reason=report.limiting_reason, now=now), previous)  # fmt: skip
+            if plan_status_write(previous, new, now=now, force_checkpoint=True) is None:
                 continue
-            final = SyncReport(autoscaler=report.autoscaler, decision=report.decision,
-                               extra_conditions=report.extra_conditions, history=state.history,
-                               limiting_reason=report.limiting_reason, now=self._clock())  # fmt: skip
-            if await self._write_status(key, state, final) is WriteResult.SUCCESS:
+            if await self._write_status(key, state, new) is WriteResult.SUCCESS:
                 written += 1
         return written
 
@@ -299,12 +297,8 @@ def _extra_conditions(obj: Autoscaler, decision: Decision, conflict: str | None)
         return ()
     if conflict is not None:
         out.append(ExtraCondition(type=SCALING_ACTIVE, status=False, reason=CONFLICTING_AUTOSCALER, message=conflict))
-    if obj.paused:
-        out.append(ExtraCondition(type=PAUSED, status=True, reason=PAUSED,
-                                  message=f"spec.paused is true: holding {decision.current_replicas} replicas, "
-                                          f"not writing the target's scale"))  # fmt: skip
     if obj.mode is Mode.PREVIEW:
-        out.append(ExtraCondition(type=PREVIEW, status=True, reason="PreviewMode",
+        out.append(ExtraCondition(type=PREVIEW, status=True, reason=PREVIEW_MODE,
                                   message=f"spec.mode is Preview: decisions are recorded, the target's scale is "
                                           f"never written; last decision: {decision.desired_replicas} replicas"))  # fmt: skip
     return tuple(out)

@@ -1,42 +1,37 @@
-"""What reconcile remembers per autoscaler between syncs, and when a status write is worth it.
+"""What reconcile remembers per autoscaler between syncs, and the conditions it adds to status.
 
 Per object: the `ScaleHistory` the next decision needs (restored once from the status
-checkpoint), the last status and decision summary it wrote, when it last saved the history, and
-the last decision (for explain and preview). `needs_status_write` is the write policy of the
-design (§8.3): write when the HPA-visible status or our own conditions changed, when the last
-decision's outcome or limiting reason changed, after every `/scale` write, and otherwise save the
-history at most once per checkpoint interval. At steady load that is one write per interval
-(upstream writes only on change, but keeps no history to save).
+checkpoint), the status JSON it last wrote (the baseline of `controller.kube.status`'s write
+rule, so a lagging watch cache never causes a second write), whether it announced a pause, and
+the last report (for explain and preview).
 
-Also here: the summary values reconcile hands to the status builder (`SyncReport`, the
-controller-only `ExtraCondition`s: Paused, Preview, ConflictingAutoscaler) and the limiting
-reason read from a decision's trace.
+Also here: the values reconcile reports (`SyncReport`, `Result`, `WriteResult`) and the two
+conditions the status builder does not know, laid over its JSON by `overlay_conditions`:
+`ScalingActive=False/ConflictingAutoscaler` while another autoscaler targets the same workload,
+and `Preview=True/PreviewMode` in Preview mode (design §8.4; `Paused` is the builder's own).
 
-Non-goals: building status JSON (`controller.kube.status`), I/O. Pure: `now` is a parameter.
+Non-goals: building the status JSON (`controller.kube.status`), I/O. Pure: `now` is a parameter.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from controller.algorithm.behavior import Recommendation, ScaleHistory
-from controller.algorithm.decision import Decision, Outcome, Stage
-from controller.algorithm.spec import HpaStatus
+from controller.algorithm.decision import Decision
 from controller.kube.objects import Autoscaler
+from controller.kube.times import format_time
 
-__all__ = ["ExtraCondition", "ObjectState", "Result", "SyncReport", "WriteResult", "limiting_reason",
-           "needs_status_write", "with_initial_recommendation"]
+__all__ = ["ExtraCondition", "ObjectState", "Result", "SyncReport", "WriteResult", "overlay_conditions",
+           "with_initial_recommendation"]
 
-# Condition types and reasons this controller adds to the HPA's three (design §8.4).
-PAUSED = "Paused"
 PREVIEW = "Preview"
+PREVIEW_MODE = "PreviewMode"
 SCALING_ACTIVE = "ScalingActive"
 CONFLICTING_AUTOSCALER = "ConflictingAutoscaler"
-STATE_RESTORED = "StateRestored"
-UNPAUSED = "Unpaused"
-PREVIEW_RESCALE = "PreviewRescale"
-NOT_LIMITED = "none"
 
 
 class Result(StrEnum):
@@ -62,7 +57,7 @@ class WriteResult(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExtraCondition:
-    """A condition the algorithm does not know; replaces the algorithm's one of the same type."""
+    """A condition the status builder does not set; replaces the one of the same type."""
 
     type: str
     status: bool
@@ -72,12 +67,11 @@ class ExtraCondition:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SyncReport:
-    """Everything the status builder needs for one object after one sync."""
+    """One object after one sync: what was decided and what the status shows about it."""
 
     autoscaler: Autoscaler
     decision: Decision
     extra_conditions: tuple[ExtraCondition, ...]
-    history: ScaleHistory | None  # the checkpoint to save (None: leave it out)
     limiting_reason: str
     now: float
 
@@ -87,28 +81,10 @@ class ObjectState:
     history: ScaleHistory | None = None
     restored: bool = False  # the status checkpoint was looked at
     fresh_restore: bool = False  # restored this sync: apply the initial-recommendation rule
-    written_status: HpaStatus | None = None
-    written_extra: tuple[ExtraCondition, ...] = ()
-    written_summary: tuple[str, str] | None = None  # (outcome, limiting reason) last written
-    written_history: ScaleHistory | None = None
-    saved_at: float | None = None  # when the history last reached status
+    written: Mapping[str, Any] | None = None  # the status JSON this process last wrote
     paused: bool = False
     status_error: str = ""
-    last_decision: Decision | None = None
     last_report: SyncReport | None = None
-    problems_logged: tuple[str, ...] = ()
-
-
-def limiting_reason(decision: Decision) -> str:
-    """What decided the final count when it is not the metrics' proposal: the last stage that
-    changed the number (stabilization or limits), or why there was no proposal; "none" otherwise."""
-    if decision.outcome in (Outcome.BLOCKED, Outcome.FAILED_GET_SCALE, Outcome.DISABLED):
-        return str(decision.outcome)
-    reason = NOT_LIMITED
-    for step in decision.trace.steps:
-        if step.stage in (Stage.STABILIZATION, Stage.LIMITS, Stage.RANGE) and step.before != step.after:
-            reason = step.reason
-    return reason
 
 
 def with_initial_recommendation(history: ScaleHistory, current: int, now: float) -> ScaleHistory:
@@ -117,21 +93,23 @@ def with_initial_recommendation(history: ScaleHistory, current: int, now: float)
     return history.with_recommendations((*history.recommendations, Recommendation(replicas=current, timestamp=now)))
 
 
-def _status_differs(decision: Decision, written: HpaStatus | None) -> bool:
-    if written is None:
-        return decision.status_changed
-    return replace(decision, previous_status=written).status_changed
-
-
-def needs_status_write(state: ObjectState, report: SyncReport, *, scale_written: bool, interval: float) -> bool:
-    d = report.decision
-    if _status_differs(d, state.written_status) or report.extra_conditions != state.written_extra:
-        return True
-    if state.written_summary != (str(d.outcome), report.limiting_reason):
-        return True
-    if scale_written:
-        return True
-    if report.history is None or report.history == state.written_history:
-        return False
-    return state.saved_at is None or report.now - state.saved_at >= interval
-
+def overlay_conditions(status: Mapping[str, Any], extras: tuple[ExtraCondition, ...], *,
+                       previous: Mapping[str, Any], now: float) -> dict[str, Any]:  # fmt: skip
+    """`status` with each extra condition replacing the one of its type (or appended); the
+    transition time is kept from `previous` unless the condition's status flipped."""
+    if not extras:
+        return dict(status)
+    before = {c.get("type"): c for c in previous.get("conditions") or () if isinstance(c, Mapping)}
+    conditions = [dict(c) for c in status.get("conditions") or ()]
+    for extra in extras:
+        value = "True" if extra.status else "False"
+        old = before.get(extra.type)
+        when = old.get("lastTransitionTime") if old is not None and old.get("status") == value else None
+        entry = {"type": extra.type, "status": value, "lastTransitionTime": when or format_time(now),
+                 "reason": extra.reason, "message": extra.message}
+        at = next((i for i, c in enumerate(conditions) if c.get("type") == extra.type), None)
+        if at is None:
+            conditions.append(entry)
+        else:
+            conditions[at] = entry
+    return {**status, "conditions": conditions}

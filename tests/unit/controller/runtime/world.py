@@ -16,11 +16,9 @@ from controller.algorithm.spec import ExternalSamples, Observation
 from controller.kube.fake import FakeEventSink, FakePodLister, FakeScaleClient, FakeStatusWriter
 from controller.kube.objects import API_VERSION, KIND, Autoscaler, autoscaler_from_object
 from controller.kube.ports import ObjectKey, TargetRef
-from controller.kube.times import format_time
 from controller.metrics.fake import FakeMetricsSource
 from controller.metrics.source import MetricQuery
 from controller.reconcile import Reconciler, SyncOutcome
-from controller.reconcile_state import SyncReport
 
 NS, NAME = "shop", "web"
 TARGET = TargetRef(api_version="apps/v1", kind="Deployment", name="web")
@@ -47,21 +45,6 @@ def pas_json(*, metrics: list[dict[str, Any]] | None = None, min_replicas: int =
                          "resourceVersion": "1"}}
 
 
-def stub_status(report: SyncReport) -> Mapping[str, Any]:
-    """Enough of the status for these tests; the real builder is controller.kube.status."""
-    d = report.decision
-    conditions = {str(c.type): (c.status, str(c.reason)) for c in d.status.conditions}
-    conditions.update({c.type: (c.status, c.reason) for c in report.extra_conditions})
-    out: dict[str, Any] = {"currentReplicas": d.status.current_replicas,
-                           "desiredReplicas": d.status.desired_replicas,
-                           "conditions": [{"type": t, "status": "True" if s else "False", "reason": r,
-                                           "message": ""} for t, (s, r) in conditions.items()],
-                           "lastDecision": {"outcome": str(d.outcome), "limitingReason": report.limiting_reason}}
-    if report.history is not None:
-        out["scaleHistory"] = {**report.history.to_dict(), "savedAt": format_time(report.now)}
-    return out
-
-
 @dataclass
 class World:
     obj_json: dict[str, Any] = field(default_factory=pas_json)
@@ -81,7 +64,7 @@ class World:
 
     def restart(self) -> None:
         self.reconciler = Reconciler(scale=self.scale, pods=self.pods, metrics=self.metrics, status=self.status,
-                                     events=self.events, build_status=stub_status, config=self.config,
+                                     events=self.events, config=self.config,
                                      is_leader=lambda: self.leader, wall_clock=lambda: self.now)
 
     @property
