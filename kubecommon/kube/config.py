@@ -1,12 +1,16 @@
 """Where and how to reach the Kubernetes API: a kubeconfig file or the in-cluster service account.
 
-Job: read a kubeconfig (current or named context: server, CA, client certificate, token,
-token file, basic auth, insecure-skip-tls-verify, tls-server-name) or the in-cluster
-environment (`KUBERNETES_SERVICE_HOST/PORT`, the service-account token and CA) into a frozen
-`KubeConfig`. Inline `*-data` certificates are written to a private temporary directory because
-`ssl.SSLContext.load_cert_chain` only reads files.
+Job: read kubeconfig files with the `kubernetes` package's loader (a `KUBECONFIG`-style list of
+paths is merged as client-go merges it; relative paths resolve against the file that named them),
+pick the current or named context, and turn cluster and user into a frozen `KubeConfig`: server,
+CA, client certificate, token, token file (kept as a path: bound tokens rotate), basic auth,
+insecure-skip-tls-verify, tls-server-name, and an `exec` credential plugin (`exec_auth.ExecPlugin`,
+run later by the client, off the event loop). Inline `*-data` certificates are written to 0600
+files because `ssl.SSLContext.load_cert_chain` only reads files. Also the in-cluster environment
+(`KUBERNETES_SERVICE_HOST/PORT`, the service-account token and CA).
 
-Non-goals: exec/auth-provider plugins (rejected with a clear error), HTTP. Called once at startup.
+Non-goals: the removed `auth-provider` plugins (gcp, azure; rejected with a clear error), running
+the exec plugin (exec_auth), HTTP. Called once at startup.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.kube_config import ENV_KUBECONFIG_PATH_SEPARATOR, FileOrData, KubeConfigMerger
+
+from kubecommon.kube.exec_auth import ExecPlugin
 
 __all__ = ["KubeConfig", "KubeConfigError", "in_cluster_config", "load_kube_config"]
 
@@ -42,59 +50,67 @@ class KubeConfig:
     username: str | None = None
     password: str | None = None
     tls_server_name: str | None = None
+    exec_plugin: ExecPlugin | None = None  # run by the client when it needs a credential
     source: str = ""
 
 
-def _read(path: str, base: Path) -> bytes:
-    full = Path(path) if os.path.isabs(path) else base / path
-    return full.read_bytes()
+def _node_value(node: Any) -> Mapping[str, Any]:
+    value = getattr(node, "value", node)
+    return value if isinstance(value, Mapping) else {}
 
 
-def _materialise(data_b64: str, suffix: str, scratch: list[Path]) -> str:
-    """Write base64 `*-data` to a 0600 file in a private directory; return its path."""
-    if not scratch:
-        scratch.append(Path(tempfile.mkdtemp(prefix="adapter-kubeconfig-")))
-    fd, name = tempfile.mkstemp(dir=scratch[0], suffix=suffix)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(base64.b64decode(data_b64))
-    return name
-
-
-def _named(items: Any, name: str, what: str, source: str) -> Mapping[str, Any]:
-    for item in items or ():
-        if isinstance(item, Mapping) and item.get("name") == name:
-            return item.get(what) or {}
-    raise KubeConfigError(f"{source}: no {what} named {name!r}")
+def _named(config: Any, section: str, name: str, source: str) -> tuple[Mapping[str, Any], str]:
+    """(entry body, directory of the file that defined it) for `name` in `section`."""
+    for entry in _node_value(config).get(section) or ():
+        body = _node_value(entry)
+        if body.get("name") == name:
+            path = getattr(entry, "path", None) or getattr(config, "path", None)
+            what = section[:-1]
+            inner = body.get(what) or {}
+            if not isinstance(inner, Mapping):
+                raise KubeConfigError(f"{source}: {what} {name!r} is not a mapping")
+            return inner, os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    raise KubeConfigError(f"{source}: no {section[:-1]} named {name!r}")
 
 
 def load_kube_config(path: str | Path, *, context: str | None = None) -> KubeConfig:
-    """Parse a kubeconfig file (one file; KUBECONFIG lists are not merged)."""
+    """Read a kubeconfig file (or a `:`-separated list, merged) into a `KubeConfig`."""
     source = str(path)
+    paths = [p for p in source.split(ENV_KUBECONFIG_PATH_SEPARATOR) if p]
+    missing = [p for p in paths if not os.path.exists(os.path.expanduser(p))]
+    if not paths or len(missing) == len(paths):
+        raise KubeConfigError(f"{source}: cannot read kubeconfig: no such file")
     try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as err:
+        config = KubeConfigMerger(source).config  # type: ignore[no-untyped-call]
+    except (OSError, yaml.YAMLError, ConfigException) as err:
         raise KubeConfigError(f"{source}: cannot read kubeconfig: {err}") from None
-    if not isinstance(doc, Mapping):
+    if not _node_value(config):
         raise KubeConfigError(f"{source}: not a kubeconfig (expected a mapping)")
-    ctx_name = context or doc.get("current-context")
+    ctx_name = context or _node_value(config).get("current-context")
     if not ctx_name:
         raise KubeConfigError(f"{source}: no current-context and no --context given")
-    ctx = _named(doc.get("contexts"), ctx_name, "context", source)
-    cluster = _named(doc.get("clusters"), ctx.get("cluster", ""), "cluster", source)
-    user = _named(doc.get("users"), ctx.get("user", ""), "user", source) if ctx.get("user") else {}
-    if "exec" in user or "auth-provider" in user:
-        raise KubeConfigError(f"{source}: user {ctx.get('user')!r} uses an exec/auth-provider "
-                              "plugin, which is not supported; use a token, token file or client certificate")
-    base = Path(path).resolve().parent
-    scratch: list[Path] = []
+    ctx, _ = _named(config, "contexts", ctx_name, source)
+    cluster, cluster_dir = _named(config, "clusters", str(ctx.get("cluster", "")), source)
+    user, user_dir = _named(config, "users", str(ctx["user"]), source) if ctx.get("user") else ({}, cluster_dir)
+    if "auth-provider" in user:
+        raise KubeConfigError(f"{source}: user {ctx.get('user')!r} uses an auth-provider plugin, which "
+                              "client-go removed; use an exec plugin, a token, token file or client certificate")
     try:
-        return _build(cluster, user, base, scratch, source)
-    except (OSError, ValueError) as err:
+        return _build(cluster, cluster_dir, user, user_dir, source)
+    except (OSError, ValueError, ConfigException) as err:
+        if isinstance(err, KubeConfigError):
+            raise
         raise KubeConfigError(f"{source}: {err}") from None
 
 
-def _build(cluster: Mapping[str, Any], user: Mapping[str, Any], base: Path,
-           scratch: list[Path], source: str) -> KubeConfig:
+def _file_or_data(obj: Mapping[str, Any], key: str, base: str, scratch: str) -> str | None:
+    """The path of `key` (relative to `base`) or of a 0600 file holding the base64 `key-data`."""
+    found = FileOrData(obj, key, file_base_path=base, temp_file_path=scratch).as_file()  # type: ignore[no-untyped-call]
+    return str(found) if found else None
+
+
+def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any], user_dir: str,
+           source: str) -> KubeConfig:
     server = cluster.get("server")
     if not server:
         raise KubeConfigError(f"{source}: cluster has no server")
@@ -102,25 +118,21 @@ def _build(cluster: Mapping[str, Any], user: Mapping[str, Any], base: Path,
     if cluster.get("certificate-authority-data"):
         ca_pem = base64.b64decode(cluster["certificate-authority-data"])
     elif cluster.get("certificate-authority"):
-        ca_pem = _read(cluster["certificate-authority"], base)
-    cert_file = key_file = None
-    if user.get("client-certificate-data"):
-        cert_file = _materialise(user["client-certificate-data"], ".crt", scratch)
-    elif user.get("client-certificate"):
-        cert_file = str(base / user["client-certificate"])
-    if user.get("client-key-data"):
-        key_file = _materialise(user["client-key-data"], ".key", scratch)
-    elif user.get("client-key"):
-        key_file = str(base / user["client-key"])
+        ca_pem = Path(cluster_dir, cluster["certificate-authority"]).read_bytes()
+    scratch = tempfile.mkdtemp(prefix="kubeconfig-")  # 0700: inline keys land in 0600 files here
     token_file = user.get("tokenFile")
+    exec_plugin = None
+    if user.get("exec"):
+        exec_plugin = ExecPlugin.from_kubeconfig(user["exec"], cwd=user_dir, cluster=cluster)
     return KubeConfig(
         server=str(server).rstrip("/"), ca_pem=ca_pem,
         insecure=bool(cluster.get("insecure-skip-tls-verify")),
-        client_cert_file=cert_file, client_key_file=key_file,
+        client_cert_file=_file_or_data(user, "client-certificate", user_dir, scratch),
+        client_key_file=_file_or_data(user, "client-key", user_dir, scratch),
         token=user.get("token") or None,
-        token_file=str(base / token_file) if token_file else None,
+        token_file=os.path.join(user_dir, token_file) if token_file else None,
         username=user.get("username"), password=user.get("password"),
-        tls_server_name=cluster.get("tls-server-name"), source=source,
+        tls_server_name=cluster.get("tls-server-name"), exec_plugin=exec_plugin, source=source,
     )
 
 

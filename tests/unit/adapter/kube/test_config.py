@@ -50,7 +50,9 @@ def test_relative_token_file(tmp_path):
 
 
 @pytest.mark.parametrize("user, message", [
-    pytest.param("{exec: {command: aws}}", "exec/auth-provider plugin", id="exec plugin"),
+    pytest.param("{auth-provider: {name: gcp}}", "auth-provider plugin, which client-go removed",
+                 id="auth-provider plugin"),
+    pytest.param("{exec: {command: aws}}", "exec: apiVersion None is not one of", id="exec without apiVersion"),
 ])
 def test_unsupported_users(tmp_path, user, message):
     with pytest.raises(KubeConfigError, match=message):
