@@ -50,9 +50,9 @@ class LeaseTransport(Protocol):
 
 
 class LeaderElector:
-    def __init__(self, client: LeaseTransport, namespace: str, name: str, identity: str, *,
+    def __init__(self, client: LeaseTransport, namespace: str, name: str, identity: str,
                  lease_duration: float = 15.0, renew_deadline: float = 10.0, retry_period: float = 2.0,
-                 clock: Callable[[], float] | None = None, wall_clock: Callable[[], float] = time.time,
+                 clock: Callable[[], float] | None = None, *, wall_clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None, emit_events: bool = True) -> None:
         if not lease_duration > renew_deadline > _JITTER_FACTOR * retry_period > 0:
             raise ValueError("leader election needs lease duration > renew deadline > 1.2 × retry period > 0 "
