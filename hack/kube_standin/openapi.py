@@ -1,11 +1,14 @@
-"""Minimal OpenAPI v3 documents, enough for kubectl's server-side field validation check.
+"""OpenAPI documents: `/openapi/v3` (index and one document per group-version) and `/openapi/v2`.
 
 kubectl (`apply`, `create -f`, `replace`) downloads `/openapi/v3` and the group-version
 document of the object's kind, and uses server-side validation when the PATCH operation tagged
 with that kind lists the `fieldValidation` query parameter; without any document it refuses to
-run unless `--validate=false`. We publish, per served group-version, one path per resource with
-its operations, the GVK extension and the standard query parameters, and no schemas.
-Non-goals: schemas for client-side validation, `kubectl explain`, OpenAPI v2.
+run unless `--validate=false`. `kubectl explain` reads the kind's schema from the same v3
+document (`components.schemas`, found by `x-kubernetes-group-version-kind`). Objects it cannot
+check server-side (a `kind: List`) it validates itself against `/openapi/v2` definitions.
+Schemas come from `openapi_defs`. PATCH operations list no strategic-merge request body and the
+v2 document has no paths, so `kubectl apply` keeps computing patches from its compiled-in types.
+Non-goals: descriptions of built-in fields, response schemas.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import hashlib
 import json
 from typing import Any
 
+from . import openapi_defs
 from .resources import ResourceType
 
 _PARAMS = ("dryRun", "fieldManager", "fieldValidation", "force", "pretty")
@@ -55,5 +59,15 @@ def group_version_doc(group: str, version: str, types: list[ResourceType]) -> di
         paths[f"{scope}/{rt.plural}/{{name}}"] = {
             "get": _operation(rt, "get"), "put": _operation(rt, "put"),
             "patch": _operation(rt, "patch"), "delete": _operation(rt, "delete")}
+    kinds = openapi_defs.kind_definitions(
+        [t for t in types if (t.group, t.version) == (group, version)], v2=False)
+    schemas = openapi_defs.to_v3(openapi_defs.with_referenced(kinds))
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0-standin"},
-            "paths": paths, "components": {"schemas": {}}}
+            "paths": paths, "components": {"schemas": schemas}}
+
+
+def v2_document(types: list[ResourceType]) -> dict[str, Any]:
+    """The swagger 2.0 document: definitions of every served kind and what they reference."""
+    kinds = openapi_defs.kind_definitions(types, v2=True)
+    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0-standin"},
+            "paths": {}, "definitions": openapi_defs.with_referenced(kinds)}

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from kubecommon.status import Forbidden, InternalError, NotFound, StatusError
 
-from . import discovery, discovery_v2, openapi, rest, reviews
+from . import discovery, discovery_v2, openapi, openapi_pb, rest, reviews
 from .authn import service_account_user, with_authenticated
 from .http import check_accept, error_response, json_response
 from .rbac import Attributes, UserInfo
@@ -161,6 +161,12 @@ def _non_resource(request: web.Request, state: State, info: RequestInfo) -> web.
         return web.Response(text="ok", content_type="text/plain")
     if path == "/version":
         return json_response(VERSION)
+    if path == "/openapi/v2":
+        doc = openapi.v2_document(state.types.all())
+        if openapi_pb.CONTENT_TYPE in request.headers.get("Accept", ""):
+            return web.Response(body=openapi_pb.document(doc),  # kube-openapi's content type
+                                headers={"Content-Type": "application/octet-stream"})
+        return json_response(doc)
     if path == "/openapi/v3":
         return json_response(openapi.index(state.types.all()))
     if path.startswith("/openapi/v3/"):

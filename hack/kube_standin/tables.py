@@ -1,16 +1,19 @@
 """Server-side `Table` rendering for `kubectl get` (meta.k8s.io/v1 Table).
 
-Columns for the types people look at (pods, workloads, HPAs, nodes, services, APIServices, CRD
-additionalPrinterColumns); everything else gets NAME and AGE as upstream's default table
-convertor does. Non-goals: every upstream printer column.
+Columns for the types people look at (pods, workloads, HPAs, nodes, services, APIServices);
+everything else gets NAME and AGE as upstream's default table convertor does. Custom resources
+get NAME plus their CRD's additionalPrinterColumns (JSONPath cells typed as the column says:
+strings, integers, numbers, booleans, dates shown as ages; `priority` kept for `-o wide`), or
+NAME and AGE when it declares none. Non-goals: every upstream printer column.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable
+import json
+from typing import Any, Callable, Mapping
 
-from . import listing
+from . import jsonpath, listing
 from .resources import ResourceType
 from .store import Obj, Store
 
@@ -70,7 +73,8 @@ def _hpa_row(o: Obj) -> list[Any]:
 
 def _apiservice_row(o: Obj) -> list[Any]:
     svc = _get(o, "spec", "service")
-    cond = next((c for c in _get(o, "status", "conditions") or [] if c.get("type") == "Available"), {})
+    cond: dict[str, Any] = next((c for c in _get(o, "status", "conditions") or []
+                                 if c.get("type") == "Available"), {})
     available = cond.get("status", "Unknown")
     if available != "True" and cond.get("reason"):
         available = f"{available} ({cond['reason']})"
@@ -107,29 +111,71 @@ _COLUMNS: dict[tuple[str, str], tuple[list[str], Callable[[Obj], list[Any]]]] = 
 }
 
 
-def _crd_columns(rt: ResourceType) -> tuple[list[str], Callable[[Obj], list[Any]]]:
-    names = [str(c.get("name", "")) for c in rt.columns]
-    paths = [str(c.get("jsonPath", "")).lstrip(".").split(".") for c in rt.columns]
-    return names, lambda o: [_get(o, *p) for p in paths]
+def _cell(column: Mapping[str, Any], obj: Obj, now: dt.datetime) -> Any:
+    """One printer-column cell as apiextensions' table convertor fills it (None: `<none>`)."""
+    try:
+        found = jsonpath.find(obj, str(column.get("jsonPath", "")))
+    except jsonpath.JsonPathError:
+        return None
+    if not found or found[0] is None:
+        return None
+    value, kind = found[0], column.get("type", "string")
+    if kind == "string":
+        return json.dumps(value, separators=(",", ":")) if isinstance(value, (dict, list)) \
+            else (str(value).lower() if isinstance(value, bool) else str(value))
+    if kind == "integer" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value) if float(value).is_integer() else None
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "date" and isinstance(value, str):
+        try:
+            then = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return human_duration((now - then).total_seconds())
+    return None
+
+
+def _column_definition(column: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": column.get("name", ""), "type": column.get("type", "string"),
+            "format": column.get("format", ""), "description": column.get("description", ""),
+            "priority": int(column.get("priority", 0))}
+
+
+def _custom_table(rt: ResourceType, objects: list[Obj]) -> tuple[list[dict[str, Any]],
+                                                                 list[list[Any]]]:
+    """Name plus the CRD's additionalPrinterColumns (or Age when it declares none)."""
+    columns = list(rt.columns) or [{"name": "Age", "type": "date",
+                                    "jsonPath": ".metadata.creationTimestamp"}]
+    now = dt.datetime.now(dt.timezone.utc)
+    rows = [[o["metadata"]["name"], *(_cell(c, o, now) for c in columns)] for o in objects]
+    return [_column_definition(c) for c in columns], rows
+
+
+def _builtin_table(rt: ResourceType, objects: list[Obj]) -> tuple[list[dict[str, Any]],
+                                                                  list[list[Any]]]:
+    names, row = _COLUMNS.get((rt.group, rt.plural)) or ([], lambda o: [])
+    columns = [{"name": n, "type": "string", "format": "", "description": n, "priority": 0}
+               for n in names]
+    columns.append({"name": "Age", "type": "string", "format": "", "description": "Age",
+                    "priority": 0})
+    return columns, [[o["metadata"]["name"], *row(o), _age(o)] for o in objects]
 
 
 def table_for(rt: ResourceType, objects: list[Obj], rv: int, *, continue_token: str = "") -> dict[str, Any]:
-    names, row = _COLUMNS.get((rt.group, rt.plural)) or (
-        _crd_columns(rt) if rt.columns else ([], lambda o: []))
-    columns = [{"name": "Name", "type": "string", "format": "name", "description": "Name",
-                "priority": 0}]
-    columns += [{"name": n, "type": "string", "format": "", "description": n, "priority": 0}
-                for n in names]
-    columns.append({"name": "Age", "type": "string", "format": "", "description": "Age",
-                    "priority": 0})
-    rows = [{"cells": [o["metadata"]["name"], *row(o), _age(o)],
+    columns, cells = (_custom_table if rt.crd else _builtin_table)(rt, objects)
+    name = {"name": "Name", "type": "string", "format": "name", "description": "Name",
+            "priority": 0}
+    rows = [{"cells": row,
              "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                        "metadata": o["metadata"]}} for o in objects]
+                        "metadata": o["metadata"]}} for o, row in zip(objects, cells)]
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if continue_token:
         meta["continue"] = continue_token
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-            "columnDefinitions": columns, "rows": rows}
+            "columnDefinitions": [name, *columns], "rows": rows}
 
 
 def table(store: Store, rt: ResourceType, namespace: str | None, query: Any) -> dict[str, Any]:
