@@ -200,7 +200,7 @@ async def _security(options: ServeOptions, clients: _Clients, serving: DynamicSe
 
 
 def _services(compiled: CompiledConfig, registry: Callable[[], Registry], prometheus: PrometheusAPI,
-              caches: KubeObjectCaches) -> Services:
+              caches: KubeObjectCaches, telemetry: Telemetry) -> Services:
     from adapter.services.custom_metrics import CustomMetricsService
     from adapter.services.external_metrics import ExternalMetricsService
     from adapter.services.resource_metrics import ResourceMetricsService
@@ -208,9 +208,11 @@ def _services(compiled: CompiledConfig, registry: Callable[[], Registry], promet
     resource = None
     if compiled.resource is not None:
         resource = ResourceMetricsService(rules=compiled.resource, prometheus=prometheus, objects=caches,
-                                          clock=time.time)
-    return Services(custom=CustomMetricsService(registry=registry, prometheus=prometheus, objects=caches),
-                    external=ExternalMetricsService(registry=registry, prometheus=prometheus),
+                                          clock=time.time, dropped=telemetry.drop_sample)
+    return Services(custom=CustomMetricsService(registry=registry, prometheus=prometheus, objects=caches,
+                                                dropped=telemetry.drop_sample),
+                    external=ExternalMetricsService(registry=registry, prometheus=prometheus,
+                                                    dropped=telemetry.drop_sample),
                     resource=resource)
 
 
@@ -278,7 +280,7 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
             readiness={"metric-discovery": discovery.freshness,
                        "shutdown": lambda: (not stop.is_set(), "shutting down")},
             version=_version_info(), max_inflight=options.max_inflight)
-        app = build_app(ctx, _services(compiled, lambda: discovery.snapshot, prometheus, caches))
+        app = build_app(ctx, _services(compiled, lambda: discovery.snapshot, prometheus, caches, telemetry))
         await _listen(app, options, serving, stack)
         await stop.wait()
         if options.shutdown_delay > 0:

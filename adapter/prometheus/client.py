@@ -8,6 +8,10 @@ Identical queries in flight at the same moment share one HTTP request (singlefli
 
 Auth: bearer token file (re-read when its mtime/size changes, so rotated service-account
 tokens work), basic auth, CA bundle, client certificate, extra headers (`X-Scope-OrgID`).
+Every answer is bounded: an instant query's body is read in chunks and refused as soon as it
+passes `--prometheus-max-answer-bytes` (before it is all in memory), then checked against its
+result type (`answers`); a series answer is decoded as a stream (memory bounded by one series at
+any size), and one that is not in the streamable shape obeys the same byte limit.
 Errors surface as `adapter.prometheus.errors` types only; credentials never appear in messages.
 Non-goals: retries (the caller decides), range queries, response caching across time.
 """
@@ -20,7 +24,7 @@ import logging
 import os
 from datetime import datetime
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiohttp
@@ -28,6 +32,7 @@ import orjson
 from multidict import CIMultiDict
 
 from adapter.prometheus import errors
+from adapter.prometheus.answers import parse_query_data
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
 from adapter.prometheus.settings import PrometheusSettings
@@ -47,7 +52,6 @@ _CHUNK = 256 * 1024
 # thousands of pause/resume cycles of the transport (aiohttp's default is 64 KiB).
 _READ_BUFSIZE = 1024 * 1024
 _MAX_ERROR_BODY = 64 * 1024
-_new_tuple = tuple.__new__
 # Encoded forms of recent instant queries: the same few hundred queries (one per HPA metric and
 # selection) repeat every sync period, and percent-encoding a 100-name regex costs more than the
 # rest of building the request.
@@ -161,7 +165,7 @@ class PrometheusClient:
         path = "/api/v1/series"
         params = [("match[]", m) for m in matchers]
         params += [("start", _fmt_time(start)), ("end", _fmt_time(end))]
-        decoder = SeriesStreamDecoder(sink)
+        decoder = SeriesStreamDecoder(sink, max_fallback=self.settings.max_answer_bytes)
 
         async def read(resp: aiohttp.ClientResponse) -> int:
             if resp.status != 200:
@@ -216,9 +220,12 @@ class PrometheusClient:
                                  ("time", _fmt_time(at))])
 
         async def read(resp: aiohttp.ClientResponse) -> list[Sample]:
-            body = await _read_error_body(resp) if resp.status != 200 else await _read_json(resp)
+            if resp.status != 200:
+                body = await _read_error_body(resp)
+            else:
+                body = _decode(await _read_limited(resp, self.settings.max_answer_bytes, path, promql))
             data = self._raise_for_document(path, resp.status, body)
-            return _parse_query_data(data, path)
+            return parse_query_data(data, path)
 
         return await self._request(path, encoded, read)
 
@@ -302,8 +309,32 @@ def _authorization(settings: PrometheusSettings) -> _FileSecret | None:
     return None
 
 
-async def _read_json(resp: aiohttp.ClientResponse) -> Any:
-    return _decode(await resp.read())
+async def _read_limited(resp: aiohttp.ClientResponse, limit: int, path: str, promql: str) -> bytes:
+    """The whole body, refused as soon as it passes `limit` bytes: never more than that in memory."""
+    if resp.content_length is not None and resp.content_length > limit:
+        raise _too_large(limit, path, promql)
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in resp.content.iter_chunked(_CHUNK):
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(limit, path, promql)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(limit: int, path: str, promql: str) -> errors.PrometheusAnswerTooLarge:
+    return errors.PrometheusAnswerTooLarge(
+        f"answer larger than {limit} bytes (--prometheus-max-answer-bytes) for query {promql[:2000]}",
+        path=path, problem=f"Prometheus answered more than {_bytes(limit)} for one query "
+                           "(--prometheus-max-answer-bytes); narrow the rule's query or raise the limit")
+
+
+def _bytes(count: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
 
 
 async def _read_error_body(resp: aiohttp.ClientResponse) -> Any:
@@ -360,21 +391,3 @@ def _fmt_seconds(value: float) -> str:
 def _fmt_time(value: float) -> str:
     # Millisecond precision, as prometheus-adapter sends it (e.g. `1565786045.323`).
     return f"{value:.3f}"
-
-
-def _parse_query_data(data: Any, path: str) -> list[Sample]:
-    if not isinstance(data, Mapping):
-        raise errors.PrometheusBadResponse("data is not an object", path=path)
-    kind, result = data.get("resultType"), data.get("result")
-    result = cast(Any, result)  # checked by use: a malformed result raises below
-    try:
-        if kind == "vector":
-            # tuple.__new__ skips the NamedTuple's Python-level __new__: this runs once per series
-            return [_new_tuple(Sample, (item["metric"], float((value := item["value"])[1]), float(value[0])))
-                    for item in result]
-        if kind == "scalar":
-            return [Sample(labels={}, value=float(result[1]), timestamp=float(result[0]))]
-    except (TypeError, KeyError, IndexError, ValueError) as exc:
-        raise errors.PrometheusBadResponse(f"malformed {kind} result: {exc!r}", path=path) from None
-    raise errors.PrometheusBadResponse(
-        f"unexpected query result type {kind!r} (want vector or scalar)", path=path)

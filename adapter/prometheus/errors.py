@@ -9,6 +9,7 @@ Non-goal: deciding HTTP codes for our API (that is the server's job).
 from __future__ import annotations
 
 __all__ = [
+    "PrometheusAnswerTooLarge",
     "PrometheusBadQuery",
     "PrometheusBadResponse",
     "PrometheusError",
@@ -62,3 +63,7 @@ class PrometheusBadResponse(PrometheusError):
     def __init__(self, message: str, *, path: str = "", problem: str = "") -> None:
         super().__init__(message, path=path)
         self.problem = problem
+
+
+class PrometheusAnswerTooLarge(PrometheusBadResponse):
+    """The answer passed `--prometheus-max-answer-bytes`; the message (logs) names the query."""

@@ -35,8 +35,9 @@ class StreamError(ValueError):
 class SeriesStreamDecoder:
     """Feed bytes with `feed()`, then call `finish()`. Mutable by nature (a parser state)."""
 
-    def __init__(self, sink: SeriesSink) -> None:
+    def __init__(self, sink: SeriesSink, *, max_fallback: int = _MAX_FALLBACK) -> None:
         self._sink = sink
+        self._max_fallback = max_fallback
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self._decoder = json.JSONDecoder()
         self._buffer = ""
@@ -74,8 +75,9 @@ class SeriesStreamDecoder:
             self._state = "items"
         if self._state == "items":
             self._decode_items(final=final)
-        elif self._state == "fallback" and len(self._buffer) > _MAX_FALLBACK:
-            raise StreamError("answer is not a series list and is too large to decode")
+        elif self._state == "fallback" and len(self._buffer) > self._max_fallback:
+            raise StreamError(f"answer is not a series list and is larger than {self._max_fallback} "
+                              "bytes (--prometheus-max-answer-bytes)")
 
     def _could_be_prefix(self) -> bool:
         # True while the buffer may still grow into the expected prefix.

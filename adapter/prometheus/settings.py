@@ -6,7 +6,8 @@ Flag names follow prometheus-adapter's `cmd/adapter` so existing Helm values car
 `--prometheus-token-file`, `--prometheus-header` (repeatable `Key=Value`),
 `--metrics-relist-interval`, `--metrics-max-age`. Extensions (not in prometheus-adapter):
 `--prometheus-timeout`, `--prometheus-basic-auth-username` / `--prometheus-basic-auth-password-file`,
-`--prometheus-insecure-skip-tls-verify`, `--prometheus-max-get-url-length`.
+`--prometheus-insecure-skip-tls-verify`, `--prometheus-max-get-url-length`,
+`--prometheus-max-answer-bytes`.
 `--prometheus-auth-incluster` uses the pod's service-account token and CA files;
 `--prometheus-auth-config` (a kubeconfig) is not supported and fails at start with a clear
 message instead of being ignored.
@@ -29,12 +30,14 @@ __all__ = [
     "SettingsError",
     "add_flags",
     "discovery_settings_from_args",
+    "parse_bytes",
     "parse_duration",
     "parse_header_args",
     "settings_from_args",
 ]
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+DEFAULT_MAX_ANSWER_BYTES = 16 * 2**20
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0,
                  "y": 31536000.0}
@@ -62,6 +65,10 @@ class PrometheusSettings:
     # lines at 4-8 KiB (HTTP 414, crane#907 in the spec's pain points).
     max_get_url_length: int = 4096
     max_connections: int = 64
+    #: Largest instant-query answer read (bytes). An answer decodes to ~10x its size in Python
+    #: objects: 16 MiB (~130k samples) keeps a replica inside the chart's 512Mi memory limit
+    #: with room for concurrent requests; a 50 MB answer once took a replica to 825 MiB.
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.url)
@@ -71,6 +78,8 @@ class PrometheusSettings:
             raise SettingsError(f"--prometheus-verb: must be GET or POST, not {self.verb!r}")
         if self.timeout <= 0:
             raise SettingsError("--prometheus-timeout: must be positive")
+        if self.max_answer_bytes < 1024:
+            raise SettingsError("--prometheus-max-answer-bytes: must be at least 1Ki")
         if bool(self.client_cert_file) != bool(self.client_key_file):
             raise SettingsError(
                 "--prometheus-client-tls-cert-file and --prometheus-client-tls-key-file "
@@ -157,6 +166,9 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
                        help="extra header on every request, e.g. X-Scope-OrgID=tenant (repeatable)")
     group.add_argument("--prometheus-max-get-url-length", type=int, default=4096,
                        help="send queries whose GET URL would be longer as POST (extension)")
+    group.add_argument("--prometheus-max-answer-bytes", default="16Mi",
+                       help="refuse a Prometheus answer larger than this (bytes, or 16Mi, 64Mi; "
+                            "extension): one huge answer must not take the pod past its memory limit")
     group.add_argument("--prometheus-auth-incluster", action="store_true",
                        help="authenticate with the pod's service-account token and cluster CA")
     group.add_argument("--prometheus-auth-config", default="", help=argparse.SUPPRESS)
@@ -196,7 +208,21 @@ def settings_from_args(args: argparse.Namespace) -> PrometheusSettings:
         basic_auth_password_file=args.prometheus_basic_auth_password_file or None,
         headers=parse_header_args(args.prometheus_header),
         max_get_url_length=args.prometheus_max_get_url_length,
+        max_answer_bytes=parse_bytes(args.prometheus_max_answer_bytes, flag="--prometheus-max-answer-bytes"),
     )
+
+
+def parse_bytes(text: str, *, flag: str) -> int:
+    """A byte count as a Kubernetes quantity (`16Mi`, `20M`, `1048576`)."""
+    from kubecommon.quantity import Quantity, QuantityError
+
+    try:
+        value = Quantity.parse(text.strip()).value
+    except QuantityError:
+        raise SettingsError(f"{flag}: {text!r} is not a byte count (e.g. 16Mi)") from None
+    if value != value.to_integral_value() or value <= 0:
+        raise SettingsError(f"{flag}: {text!r} is not a positive whole number of bytes")
+    return int(value)
 
 
 def discovery_settings_from_args(args: argparse.Namespace) -> DiscoverySettings:

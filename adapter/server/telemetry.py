@@ -6,6 +6,8 @@ Exposed at `/metrics`:
 - `prom_autoscaler_adapter_prometheus_request_duration_seconds{call}` and
   `prom_autoscaler_adapter_prometheus_request_errors_total{call,error}`: calls to Prometheus
   (through `InstrumentedPrometheus`, a wrapper that satisfies the `PrometheusAPI` port);
+- `prom_autoscaler_adapter_dropped_samples_total{api,reason}`: samples left out of an answer
+  because their value cannot be served (NaN, inf, out of a quantity's range);
 - `prom_autoscaler_adapter_served_sample_age_seconds`: age of the newest sample in each
   Prometheus answer used to serve a request (instant queries are stamped with their evaluation
   time, so this shows evaluation lag, e.g. of a remote or federated backend, like
@@ -99,6 +101,10 @@ class Telemetry:
                                              buckets=_LATENCY_BUCKETS, registry=self.registry)
         self.prometheus_errors = Counter(f"{_NS}_prometheus_request_errors", "Failed calls to Prometheus.",
                                          ["call", "error"], registry=self.registry)
+        self.dropped_samples = Counter(f"{_NS}_dropped_samples", "Prometheus samples left out of an "
+                                       "answer because their value cannot be served (NaN, inf, out of "
+                                       "a quantity's range), by API.", ["api", "reason"],
+                                       registry=self.registry)
         self.sample_age = Histogram(f"{_NS}_served_sample_age_seconds",
                                     "Age of the newest sample in each Prometheus answer used to serve a "
                                     "request.", buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1800),
@@ -120,10 +126,15 @@ class Telemetry:
         counter.inc()
         histogram.observe(seconds)
 
+    def drop_sample(self, api: str, reason: str) -> None:
+        """A `services.values.DropSink`: one sample left out of an answer, and why."""
+        self.dropped_samples.labels(api, reason).inc()
+
     def observe_samples(self, samples: Sequence[Sample]) -> None:
         if samples:
             newest = max([s.timestamp for s in samples])
-            self.sample_age.observe(max(0.0, self._clock() - newest))
+            if newest == newest:  # a NaN time (a garbled answer) is not an age
+                self.sample_age.observe(max(0.0, self._clock() - newest))
 
 
 class InstrumentedPrometheus:

@@ -8,7 +8,10 @@ users asked for:
 * objects for `*` come from a watch cache (`ObjectSource`), never a LIST per request;
 * large selections do not build a giant `pod=~"a|b|…"` regex: above `large_selection` objects the
   query selects the whole namespace (`names=None`) and the result is filtered against the cached
-  object set, which yields the identical answer.
+  object set, which yields the identical answer;
+* a NaN, ±Inf or out-of-range value (`services.values`) leaves its object out of a `*` answer
+  (counted through `dropped`), and answers a 404 that says why for a single object, instead of
+  upstream's clamped or garbage quantity.
 
 Non-goals: HTTP parsing and JSON rendering (handlers and `render_metrics`), PromQL text (only
 `adapter.rules.query` builds it).
@@ -29,6 +32,7 @@ from adapter.rules.resources import NAMESPACES, GroupResource
 from adapter.services import errors
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
 from adapter.services.results import MetricValue, MetricValueList
+from adapter.services.values import MILLI_LIMIT, DropSink, describe, ignore_drops, unusable
 from kubecommon.lru import LRUCache
 from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
@@ -69,8 +73,10 @@ class CustomMetricsService:
     """Answers custom-metrics requests from the registry snapshot, Prometheus and object caches."""
 
     def __init__(self, *, registry: Callable[[], Registry], prometheus: PrometheusAPI,
-                 objects: ObjectCaches, large_selection: int = DEFAULT_LARGE_SELECTION) -> None:
+                 objects: ObjectCaches, large_selection: int = DEFAULT_LARGE_SELECTION,
+                 dropped: DropSink = ignore_drops) -> None:
         self._registry = registry
+        self._dropped = dropped
         self._prometheus = prometheus
         self._objects = objects
         self._large_selection = large_selection
@@ -93,7 +99,12 @@ class CustomMetricsService:
         if sample is None:
             raise errors.MetricNotFound.for_object(str(request.resource), request.metric, name,
                                                    request.metric_selector)
-        return _answer(request, kind_for(request.resource), (name,), {name: sample})
+        reason = unusable(sample.value)
+        if reason is not None:
+            self._dropped("custom", reason)
+            missing = errors.MetricNotFound.for_object(str(request.resource), request.metric, name)
+            raise errors.MetricNotFound(f"{missing.message}: {describe(reason)}")
+        return _answer(request, kind_for(request.resource), (name,), {name: sample}, self._dropped)
 
     async def _selection(self, request: CustomMetricRequest, entry: CustomMetricEntry,
                          label: str) -> MetricValueList:
@@ -111,7 +122,7 @@ class CustomMetricsService:
         samples = _by_name(await self._query(request, entry, query_names), label)
         kind = KindInfo(kind=reader.kind, api_version=upstream_api_version(reader.api_version)) \
             if reader.kind else kind_for(request.resource)
-        return _answer(request, kind, names, samples)
+        return _answer(request, kind, names, samples, self._dropped)
 
     async def _query(self, request: CustomMetricRequest, entry: CustomMetricEntry,
                      names: Sequence[str] | None) -> list[Sample]:
@@ -130,13 +141,19 @@ class CustomMetricsService:
 
 
 def _answer(request: CustomMetricRequest, kind: KindInfo, names: Sequence[str],
-            samples: Mapping[str, Sample]) -> MetricValueList:
-    """The values of `names` (in that order) that have a sample; the others are left out."""
+            samples: Mapping[str, Sample], dropped: DropSink) -> MetricValueList:
+    """The values of `names` (in that order) that have a usable sample; the others are left out."""
     # The sample's timestamp is the instant query's evaluation time (prometheus-adapter uses its
     # wall clock at response time: the same moment, give or take the query latency).
     # tuple.__new__ skips the NamedTuple's Python-level __new__: one MetricValue per object
+    found = [sample for name in names if (sample := samples.get(name)) is not None]
     items = tuple([_new_tuple(MetricValue, (name, sample.timestamp, milli_from_float(sample.value)))
-                   for name in names if (sample := samples.get(name)) is not None])
+                   for name in names if (sample := samples.get(name)) is not None
+                   and -MILLI_LIMIT < sample.value < MILLI_LIMIT])
+    if len(items) != len(found):
+        for sample in found:
+            if (reason := unusable(sample.value)) is not None:
+                dropped("custom", reason)
     return MetricValueList(kind=kind.kind, api_version=kind.api_version, namespace=request.namespace,
                            metric=request.metric, selector=request.metric_selector, items=items)
 

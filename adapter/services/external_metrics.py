@@ -4,7 +4,8 @@ prometheus-adapter semantics: the metric is looked up by name only; the request'
 becomes a label matcher unless the rule says `namespaced: false` (then the metric is the same in
 every namespace); the request's `labelSelector` selects series, not objects; every sample is one
 item whose `metricLabels` are the sample's labels and whose timestamp is the sample's. An empty
-vector is `items: []` (200). Kubernetes is never consulted.
+vector is `items: []` (200). A sample whose value is NaN, ±Inf or outside what a quantity can hold
+is left out and counted (`dropped`), never served as a clamped number. Kubernetes is never consulted.
 
 Non-goals: HTTP parsing, JSON rendering, PromQL text.
 """
@@ -19,6 +20,7 @@ from adapter.prometheus.api import PrometheusAPI
 from adapter.rules import query
 from adapter.services import errors
 from adapter.services.results import ExternalMetricValue, ExternalMetricValueList
+from adapter.services.values import DropSink, ignore_drops, unusable
 from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
 
@@ -33,8 +35,10 @@ class ExternalMetricRequest:
 
 
 class ExternalMetricsService:
-    def __init__(self, *, registry: Callable[[], Registry], prometheus: PrometheusAPI) -> None:
+    def __init__(self, *, registry: Callable[[], Registry], prometheus: PrometheusAPI,
+                 dropped: DropSink = ignore_drops) -> None:
         self._registry = registry
+        self._dropped = dropped
         self._prometheus = prometheus
 
     async def get(self, request: ExternalMetricRequest) -> ExternalMetricValueList:
@@ -48,7 +52,12 @@ class ExternalMetricsService:
                                            namespace=namespace, metric_selector=request.metric_selector)
         samples = await errors.guarded(self._prometheus.query(promql),
                                        what=f"external metric {request.metric}")
-        return ExternalMetricValueList(items=tuple(
-            ExternalMetricValue(metric=request.metric, labels=dict(sample.labels),
-                                timestamp=sample.timestamp, milli=milli_from_float(sample.value))
-            for sample in samples))
+        items = []
+        for sample in samples:
+            reason = unusable(sample.value)
+            if reason is not None:
+                self._dropped("external", reason)
+                continue
+            items.append(ExternalMetricValue(metric=request.metric, labels=dict(sample.labels),
+                                             timestamp=sample.timestamp, milli=milli_from_float(sample.value)))
+        return ExternalMetricValueList(items=tuple(items))

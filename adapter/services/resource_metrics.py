@@ -4,9 +4,14 @@ HPA's resource metrics work.
 Semantics of prometheus-adapter's resource provider (with metrics-server's API layer):
 pods come from the pod watch cache (Running pods only), grouped by namespace, with one CPU and one
 memory query per namespace, all in parallel; a pod with no CPU or no memory sample is left out of
-lists (404 on get); a container with only one resource gets `0` for the other; NaN and negative
-values become 0; the timestamp is the earliest sample's; `window` is `resourceRules.window`.
+lists (404 on get); a container with only one resource gets `0` for the other; negative values
+become 0; the timestamp is the earliest sample's; `window` is `resourceRules.window`.
 Nodes: one CPU and one memory query; the first sample per node counts.
+
+A NaN, ±Inf or out-of-range sample (`services.values`) is dropped and counted (`dropped`), so a pod
+or node with no usable sample is left out of a list as metrics-server leaves out what it cannot
+measure (upstream served NaN as 0, and ±Inf failed the whole list with a 500); a get of that one
+object answers 404 saying why.
 
 Differences, on purpose: CPU is reported in nano-cores like metrics-server (upstream truncates to
 millicores); a failed query is an error (503/500) instead of a silently empty list; large selections
@@ -31,6 +36,7 @@ from adapter.rules.query import PromQL
 from adapter.rules.resources import NODES, PODS, GroupResource
 from adapter.services import errors
 from adapter.services.custom_metrics import DEFAULT_LARGE_SELECTION, KEPT_QUERIES
+from adapter.services.values import DropSink, describe, ignore_drops, unusable
 from adapter.services.results import (
     ContainerMetrics,
     NodeMetrics,
@@ -64,6 +70,8 @@ class _Usage:
 
     cpu: dict[str, Sample]
     memory: dict[str, Sample]
+    #: why a sample of this object was dropped (the last reason seen), "" when none was
+    unusable: list[str]
 
     def timestamp(self) -> float:
         return min(s.timestamp for s in (*self.cpu.values(), *self.memory.values()))
@@ -85,8 +93,9 @@ def _memory(num_bytes: float) -> Quantity:
 class ResourceMetricsService:
     def __init__(self, *, rules: CompiledResourceRules, prometheus: PrometheusAPI,
                  objects: ObjectCaches, clock: Callable[[], float],
-                 large_selection: int = DEFAULT_LARGE_SELECTION) -> None:
+                 large_selection: int = DEFAULT_LARGE_SELECTION, dropped: DropSink = ignore_drops) -> None:
         self._rules = rules
+        self._dropped = dropped
         self._prometheus = prometheus
         self._objects = objects
         self._clock = clock
@@ -108,12 +117,16 @@ class ResourceMetricsService:
         pod = (await self._reader(PODS)).get(namespace, name)
         if pod is None:
             raise status.NotFound.for_object("pods", "", name)
-        found = await self._pod_metrics([pod] if pod.phase == "Running" else [])
+        unusable_by_pod: dict[str, str] = {}
+        found = await self._pod_metrics([pod] if pod.phase == "Running" else [], unusable_by_pod)
         if not found:
-            raise status.NotFound.for_object("pods", _METRICS_GROUP, f"{namespace}/{name}")
+            raise _not_found("pods", f"{namespace}/{name}", unusable_by_pod.get(name))
         return found[0]
 
-    async def _pod_metrics(self, pods: Sequence[KubeObject]) -> list[PodMetrics]:
+    async def _pod_metrics(self, pods: Sequence[KubeObject],
+                           unusable_by_pod: dict[str, str] | None = None) -> list[PodMetrics]:
+        """Metrics of the pods that have usable samples; `unusable_by_pod` (when given) learns
+        why a pod's samples were dropped."""
         by_namespace: dict[str, list[KubeObject]] = {}
         for pod in pods:
             by_namespace.setdefault(pod.namespace, []).append(pod)
@@ -132,6 +145,8 @@ class ResourceMetricsService:
             for pod in group:
                 found = usage.get(pod.name)
                 if found is None or not found.cpu or not found.memory:
+                    if found is not None and found.unusable and unusable_by_pod is not None:
+                        unusable_by_pod[pod.name] = found.unusable[-1]
                     continue
                 containers = tuple(ContainerMetrics(name=c, usage=found.resources(c))
                                    for c in sorted({*found.cpu, *found.memory}))
@@ -155,7 +170,12 @@ class ResourceMetricsService:
                 container = sample.labels.get(labels.container_label or "")
                 if pod is None or container is None:
                     continue
-                entry = usage.setdefault(pod, _Usage(cpu={}, memory={}))
+                entry = usage.setdefault(pod, _Usage(cpu={}, memory={}, unusable=[]))
+                reason = unusable(sample.value)
+                if reason is not None:
+                    self._dropped("resource", reason)
+                    entry.unusable.append(reason)
+                    continue
                 (entry.cpu if pick == "cpu" else entry.memory)[container] = sample
         return usage
 
@@ -171,19 +191,22 @@ class ResourceMetricsService:
         node = (await self._reader(NODES)).get(None, name)
         if node is None:
             raise status.NotFound.for_object("nodes", "", name)
-        found = await self._node_metrics([node])
+        unusable_by_node: dict[str, str] = {}
+        found = await self._node_metrics([node], unusable_by_node)
         if not found:
-            raise status.NotFound.for_object("nodes", _METRICS_GROUP, name)
+            raise _not_found("nodes", name, unusable_by_node.get(name))
         return found[0]
 
-    async def _node_metrics(self, nodes: Sequence[KubeObject]) -> list[NodeMetrics]:
+    async def _node_metrics(self, nodes: Sequence[KubeObject],
+                            unusable_by_node: dict[str, str] | None = None) -> list[NodeMetrics]:
         if not nodes:
             return []
         names = self._names(nodes)
         cpu, memory = await asyncio.gather(self._query("cpu", "node", None, names),
                                            self._query("memory", "node", None, names))
-        cpu_by = _first_by(cpu, self._labels("cpu", "node").object_label)
-        memory_by = _first_by(memory, self._labels("memory", "node").object_label)
+        dropped: dict[str, str] = {} if unusable_by_node is None else unusable_by_node
+        cpu_by = self._first_usable(cpu, self._labels("cpu", "node").object_label, dropped)
+        memory_by = self._first_usable(memory, self._labels("memory", "node").object_label, dropped)
         now, window = self._clock(), self._rules.window_seconds
         result = []
         for node in sorted(nodes, key=lambda n: n.name):
@@ -200,6 +223,23 @@ class ResourceMetricsService:
     def _names(self, objects: Sequence[KubeObject]) -> list[str] | None:
         names = [obj.name for obj in objects]
         return names if len(names) <= self._large_selection else None
+
+    def _first_usable(self, samples: Sequence[Sample], label: str,
+                      unusable_by_name: dict[str, str]) -> dict[str, Sample]:
+        """The first usable sample per object name (prometheus-adapter ignores later duplicates
+        for nodes); dropped samples are counted and their reason kept per name."""
+        found: dict[str, Sample] = {}
+        for sample in samples:
+            name = sample.labels.get(label)
+            if name is None or name in found:
+                continue
+            reason = unusable(sample.value)
+            if reason is None:
+                found[name] = sample
+            else:
+                self._dropped("resource", reason)
+                unusable_by_name[name] = reason
+        return found
 
     async def _reader(self, resource: GroupResource) -> ObjectReader:
         try:
@@ -231,11 +271,9 @@ def _fields_match(obj: KubeObject, selector: FieldSelector | None) -> bool:
     return selector is None or selector.matches(obj.fields())
 
 
-def _first_by(samples: Sequence[Sample], label: str) -> dict[str, Sample]:
-    """The first sample per object name: prometheus-adapter ignores later duplicates for nodes."""
-    found: dict[str, Sample] = {}
-    for sample in samples:
-        name = sample.labels.get(label)
-        if name is not None and name not in found:
-            found[name] = sample
-    return found
+def _not_found(resource: str, name: str, reason: str | None) -> status.NotFound:
+    """metrics-server's 404, saying why when the object's samples were unusable."""
+    error = status.NotFound.for_object(resource, _METRICS_GROUP, name)
+    if reason is None:
+        return error
+    return status.NotFound(f"{error.message}: {describe(reason)}", details=error.details)

@@ -71,11 +71,13 @@ async def serve_adapter(prometheus: PromHandler, *, objects: ObjectCaches | None
             backend = InstrumentedPrometheus(client, telemetry)
             rules = compiled().resource
             assert rules is not None
+            drop = telemetry.drop_sample
             services = Services(
-                custom=CustomMetricsService(registry=lambda: snapshot, prometheus=backend, objects=objects),
-                external=ExternalMetricsService(registry=lambda: snapshot, prometheus=backend),
+                custom=CustomMetricsService(registry=lambda: snapshot, prometheus=backend, objects=objects,
+                                            dropped=drop),
+                external=ExternalMetricsService(registry=lambda: snapshot, prometheus=backend, dropped=drop),
                 resource=ResourceMetricsService(rules=rules, prometheus=backend, objects=objects,
-                                                clock=lambda: T))
+                                                clock=lambda: T, dropped=drop))
             ctx = ServerContext(telemetry=telemetry, authenticator=None, authorizer=None,
                                 groups=Groups(resource=True), registry=lambda: snapshot)
             async with TestClient(TestServer(build_app(ctx, services), host="127.0.0.1")) as http:

@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[3]
 _CHILD = r"""
 import gc, json, sys
 from adapter.app import GC_THRESHOLDS, tune_gc
-from adapter.prometheus.client import _decode, _parse_query_data
+from adapter.prometheus.answers import parse_query_data
+from adapter.prometheus.client import _decode
 from adapter.services.custom_metrics import _by_name
 
 if sys.argv[1] == "tuned":
@@ -30,7 +31,7 @@ counts = {0: 0, 1: 0, 2: 0}
 gc.callbacks.append(lambda phase, info: counts.__setitem__(info["generation"], counts[info["generation"]] + 1)
                     if phase == "start" else None)
 for _ in range(30):  # thirty 2,000-pod answers, each alive while it is turned into values
-    samples = _parse_query_data(_decode(answer)["data"], "/api/v1/query")
+    samples = parse_query_data(_decode(answer)["data"], "/api/v1/query")
     by_name = _by_name(samples, "pod")
     assert len(by_name) == 2000
 print(json.dumps({"counts": counts, "threshold": list(gc.get_threshold()), "frozen": gc.get_freeze_count(),

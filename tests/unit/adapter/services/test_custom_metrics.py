@@ -136,11 +136,19 @@ async def test_cluster_scoped_selection_over_nodes() -> None:
     assert [(i.name, format_milli(i.milli)) for i in result.items] == [("n1", "60500m"), ("n2", "70")]
 
 
-async def test_nan_value_is_zero() -> None:
+@pytest.mark.parametrize(("value", "why"), [
+    pytest.param(float("nan"), "NaN", id="NaN"),
+    pytest.param(float("inf"), "infinite", id="+Inf"),
+    pytest.param(-float("inf"), "infinite", id="-Inf"),
+    pytest.param(1e300, "outside what a quantity can hold", id="beyond int64 milli-units"),
+])
+async def test_an_unusable_value_for_one_object_is_a_404_saying_why(value: float, why: str) -> None:
     prom = FakePrometheus()
-    prom.set_query(Q_ONE, [sample(float("nan"), pod="web-0")])
-    [item] = (await _service(prom).get(_request("web-0"))).items
-    assert format_milli(item.milli) == "0"
+    prom.set_query(Q_ONE, [sample(value, pod="web-0")])
+    with pytest.raises(errors.MetricNotFound) as caught:
+        await _service(prom).get(_request("web-0"))
+    assert caught.value.message == ("the server could not find the metric http_requests_per_second for pods "
+                                    f"web-0: its value in Prometheus is {why}")
 
 
 @pytest.mark.parametrize(("failure", "expected", "code"), [

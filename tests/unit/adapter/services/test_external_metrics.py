@@ -53,11 +53,16 @@ async def test_no_series_is_an_empty_list_not_an_error() -> None:
     assert (await _service(FakePrometheus()).get(_request("queue_messages_ready"))).items == ()
 
 
-async def test_nan_is_zero_instead_of_go_int64_garbage() -> None:
+async def test_unusable_values_are_left_out_and_counted_instead_of_go_int64_garbage() -> None:
     prom = FakePrometheus()
-    prom.set_query('sum(queue_messages_ready{namespace="shop"}) by (queue)', [sample(float("nan"), queue="q")])
-    [item] = (await _service(prom).get(_request("queue_messages_ready"))).items
-    assert format_milli(item.milli) == "0"
+    prom.set_query('sum(queue_messages_ready{namespace="shop"}) by (queue)', [
+        sample(float("nan"), queue="a"), sample(float("inf"), queue="b"), sample(2e16, queue="c"),
+        sample(5, queue="d")])
+    drops: list[tuple[str, str]] = []
+    service = ExternalMetricsService(registry=registry, prometheus=prom, dropped=lambda *d: drops.append(d))
+    [item] = (await service.get(_request("queue_messages_ready"))).items
+    assert (item.labels, format_milli(item.milli)) == ({"queue": "d"}, "5")
+    assert drops == [("external", "nan"), ("external", "inf"), ("external", "out_of_range")]
 
 
 async def test_unknown_metric_is_404_naming_namespaces() -> None:
