@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes.config.config_exception import ConfigException
-from kubernetes.config.kube_config import ENV_KUBECONFIG_PATH_SEPARATOR, FileOrData, KubeConfigMerger
 
 from kubecommon.kube.exec_auth import ExecPlugin
 
@@ -75,6 +73,11 @@ def _named(config: Any, section: str, name: str, source: str) -> tuple[Mapping[s
 
 def load_kube_config(path: str | Path, *, context: str | None = None) -> KubeConfig:
     """Read a kubeconfig file (or a `:`-separated list, merged) into a `KubeConfig`."""
+    # Imported here: `import kubernetes` loads the whole generated client (0.2-2 s); in-cluster
+    # configuration, the production path, never needs it.
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.kube_config import ENV_KUBECONFIG_PATH_SEPARATOR, KubeConfigMerger
+
     source = str(path)
     paths = [p for p in source.split(ENV_KUBECONFIG_PATH_SEPARATOR) if p]
     missing = [p for p in paths if not os.path.exists(os.path.expanduser(p))]
@@ -105,6 +108,8 @@ def load_kube_config(path: str | Path, *, context: str | None = None) -> KubeCon
 
 def _file_or_data(obj: Mapping[str, Any], key: str, base: str, scratch: str) -> str | None:
     """The path of `key` (relative to `base`) or of a 0600 file holding the base64 `key-data`."""
+    from kubernetes.config.kube_config import FileOrData  # see load_kube_config
+
     found = FileOrData(obj, key, file_base_path=base, temp_file_path=scratch).as_file()  # type: ignore[no-untyped-call]
     return str(found) if found else None
 

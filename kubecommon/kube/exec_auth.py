@@ -22,10 +22,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kubernetes.config.config_exception import ConfigException
-from kubernetes.config.exec_provider import ExecProvider
-from kubernetes.config.kube_config import ConfigNode
-
 __all__ = ["ExecCredential", "ExecCredentials", "ExecPlugin", "ExecPluginError"]
 
 KNOWN_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
@@ -70,6 +66,12 @@ class ExecPlugin:
 
     def run(self) -> dict[str, Any]:
         """Blocking: the plugin's `status` (call from a worker thread)."""
+        # Imported here: `import kubernetes` loads the whole generated client (0.2-2 s); a pod
+        # using its service account never pays for it.
+        from kubernetes.config.config_exception import ConfigException
+        from kubernetes.config.exec_provider import ExecProvider
+        from kubernetes.config.kube_config import ConfigNode
+
         exec_config = {"command": self.command, "apiVersion": self.api_version, "args": list(self.args),
                        "env": [{"name": k, "value": v} for k, v in self.env],
                        "provideClusterInfo": self.cluster is not None}
