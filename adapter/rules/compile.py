@@ -11,7 +11,6 @@ query rendering (`adapter.rules.query`). Pure; no I/O.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -60,7 +59,7 @@ class RuleRef:
 class SeriesFilter:
     """`is` / `isNot` on the series name (unanchored search, as Go `MatchString`)."""
 
-    pattern: re.Pattern[str]
+    pattern: goregex.GoPattern
     positive: bool
 
     def matches(self, series_name: str) -> bool:
@@ -76,7 +75,7 @@ class CompiledRule:
     series_query: str
     filters: tuple[SeriesFilter, ...]
     """`seriesFilters` then the implicit `is` filter from `name.matches` (if set)."""
-    name_pattern: re.Pattern[str]
+    name_pattern: goregex.GoPattern
     name_as: str
     mapper: LabelMapper
     query_template: gotemplate.Template
@@ -241,7 +240,7 @@ def _compile_resource(
     )  # fmt: skip
 
 
-def _regex(pattern: str, field_path: str, bad: _Bad) -> re.Pattern[str] | None:
+def _regex(pattern: str, field_path: str, bad: _Bad) -> goregex.GoPattern | None:
     try:
         return goregex.compile_re2(pattern)
     except goregex.RegexError as err:
@@ -291,7 +290,7 @@ def _mapper(mapping: ResourceMapping, field_path: str, bad: _Bad, table: Resourc
     )
 
 
-def _extractor(template: gotemplate.Template) -> re.Pattern[str]:
+def _extractor(template: gotemplate.Template) -> goregex.GoPattern:
     """The template as an anchored regex, as upstream `newLabelGroupResExtractor` builds it."""
     raw = template.render({"Group": "(?P<group>.+?)", "Resource": "(?P<resource>.+?)"})
     if not raw:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from adapter.rules import gotemplate
+from adapter.rules import goregex, gotemplate
 from kubecommon.status import qualified_resource
 
 __all__ = [
@@ -206,7 +206,7 @@ class LabelMapper:
 
     overrides: Mapping[str, GroupResource] = field(default_factory=lambda: MappingProxyType({}))
     template: gotemplate.Template | None = None
-    extractor: re.Pattern[str] | None = None
+    extractor: goregex.GoPattern | None = None
     table: ResourceTable = DEFAULT_TABLE
 
     @property
@@ -245,7 +245,7 @@ class LabelMapper:
         if match is None:
             return None
         group = match.groupdict().get("group") or ""
-        return self.table.normalize(group, match.group("resource"))
+        return self.table.normalize(group, match.group("resource") or "")
 
     def resources_for(self, labels: Iterable[str]) -> tuple[GroupResource, ...]:
         """Distinct resources named by these label names, in label order."""

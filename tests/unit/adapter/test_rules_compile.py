@@ -82,7 +82,7 @@ def test_two_groups_without_as_is_an_error_naming_rule_and_series_query() -> Non
                  id="bad filter regex"),
     pytest.param("  seriesFilters: [{}]\n", ["seriesFilters[0]", "must have either an `is` or `isNot`"],
                  id="empty filter"),
-    pytest.param("  name: {matches: '(a)\\1'}\n", ["backreferences"], id="RE2 has no backreferences"),
+    pytest.param("  name: {matches: '(a)\\1'}\n", ["invalid escape sequence"], id="RE2 has no backreferences"),
     pytest.param("  resources: {template: 'kube_<<.Group>>'}\n",
                  ["rules[0].resources.template", "must include at least `{{.Resource}}` in the label template"],
                  id="template without Resource"),
