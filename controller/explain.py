@@ -1,0 +1,163 @@
+"""`prom-autoscaler-controller explain NAMESPACE/NAME`: the last decision, in words.
+
+Reads the PromAutoscaler's `status.lastDecision` through the API server (or, with `--hpa` or
+`--controller-url`, the controller's `/debug/decisions/...` document, which also covers
+previewed native HPAs and carries the full trace) and prints what a person needs in ten seconds:
+the outcome, each metric's value against its target and what it proposed, every step that
+changed the number and why the final count is what it is. `-o json` prints the document as read.
+
+Exit status: 0 printed; 1 the object or its decision could not be read (the message says why);
+2 usage errors.
+
+Non-goals: deciding or recomputing anything; writing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import aiohttp
+
+from controller.algorithm.conditions import LIMIT_MESSAGES, MSG_SCALE_DOWN_STABILIZED, MSG_SCALE_UP_STABILIZED, Reason
+from controller.kubeconfig import client_config
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.config import KubeConfigError
+from kubecommon.kube.errors import KubeError
+
+__all__ = ["main", "render"]
+
+_API = "/apis/autoscaling.prom-autoscaler.io/v1alpha1"
+_WHY: dict[str, str] = {
+    **{str(k): v for k, v in LIMIT_MESSAGES.items()},
+    str(Reason.SCALE_DOWN_STABILIZED): MSG_SCALE_DOWN_STABILIZED,
+    str(Reason.SCALE_UP_STABILIZED): MSG_SCALE_UP_STABILIZED,
+    "Paused": "spec.paused is true: the replicas are held, nothing is written",
+    str(Reason.SCALING_DISABLED): "the target is at 0 replicas with minReplicas > 0 (scaling disabled)",
+    "ConflictingAutoscaler": "another autoscaler targets the same workload: nothing is written",
+}
+
+
+class ExplainError(Exception):
+    """The decision could not be read; the message says what to check."""
+
+
+def _metric_line(m: Mapping[str, Any]) -> str:
+    name = str(m.get("name") or m.get("type") or "?")
+    if "error" in m:
+        return f"  {name}: could not be read: {m['error']}"
+    value, target = m.get("value", "<unknown>"), m.get("target", "<unset>")
+    ratio = f", ratio {m['ratio']}" if "ratio" in m else ""
+    pods = m.get("pods")
+    pod_text = f"; pods ready {pods.get('ready')}, unready {pods.get('unready')}, missing {pods.get('missing')}" \
+        if isinstance(pods, Mapping) else ""  # fmt: skip
+    age = f", sample {m['sampleAgeSeconds']}s old" if "sampleAgeSeconds" in m else ""
+    return (f"  {name}: {value} vs target {target}{ratio} -> wants {m.get('proposal', '?')} "
+            f"({m.get('why', '')}{pod_text}{age})")  # fmt: skip
+
+
+def _step_line(s: Mapping[str, Any]) -> str:
+    before, after = s.get("before"), s.get("after")
+    change = f"{before} -> {after}" if before != after else f"stays {after}"
+    note = f"; {s['note']}" if s.get("note") else ""
+    return f"  {s.get('stage', '?')}: {change} ({s.get('reason', '')}{note})"
+
+
+def render(doc: Mapping[str, Any], *, title: str) -> str:
+    """A `lastDecision` (status or /debug document) as a few lines of plain text."""
+    last = doc.get("lastDecision") if isinstance(doc.get("lastDecision"), Mapping) else doc
+    assert isinstance(last, Mapping)
+    current, desired = last.get("currentReplicas", "?"), last.get("desiredReplicas", "?")
+    lines = [f"{title}  (decided {last.get('time', 'at an unknown time')})"]
+    why = f" ({last['rescaleReason']})" if last.get("rescaleReason") else ""
+    lines.append(f"Outcome: {last.get('outcome', '?')}: {current} -> {desired} replicas{why}")
+    if last.get("applied") is False:
+        lines.append("Not applied: Preview mode or paused; the target's /scale was left alone")
+    metrics: Sequence[Mapping[str, Any]] = last.get("metrics") or ()
+    if metrics:
+        lines.append("Metrics:")
+        lines += [_metric_line(m) for m in metrics]
+    steps: Sequence[Mapping[str, Any]] = last.get("steps") or ()
+    changed = [s for s in steps if s.get("before") != s.get("after")]
+    if changed:
+        lines.append("Steps that changed the number:")
+        lines += [_step_line(s) for s in changed]
+    reason = str(last.get("limitingReason") or "")
+    if reason:
+        lines.append(f"Why {desired}: {reason}" + (f": {_WHY[reason]}" if reason in _WHY else ""))
+    if last.get("error"):
+        lines.append(f"Error: {last['error']}")
+    if last.get("truncated"):
+        lines.append(f"Note: {last['truncated']}")
+    return "\n".join(lines)
+
+
+async def _from_status(kubeconfig: str | None, namespace: str, name: str) -> Mapping[str, Any]:
+    try:
+        config = client_config(kubeconfig)
+    except KubeConfigError as err:
+        raise ExplainError(str(err)) from None
+    client = KubeClient(config, user_agent="prom-autoscaler-controller/explain")
+    await client.start()
+    try:
+        obj = await client.get(f"{_API}/namespaces/{namespace}/promautoscalers/{name}")
+    except KubeError as err:
+        raise ExplainError(f"cannot read PromAutoscaler {namespace}/{name}: {err}") from None
+    finally:
+        await client.close()
+    last = (obj.get("status") or {}).get("lastDecision")
+    if not isinstance(last, Mapping):
+        raise ExplainError(f"PromAutoscaler {namespace}/{name} has no status.lastDecision yet "
+                           f"(is the controller running, and has it synced the object?)")  # fmt: skip
+    return {"lastDecision": last}
+
+
+async def _from_controller(url: str, kind: str, namespace: str, name: str) -> Mapping[str, Any]:
+    target = f"{url.rstrip('/')}/debug/decisions/{kind}/{namespace}/{name}"
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+            async with session.get(target) as resp:
+                body = await resp.json(content_type=None)
+                if resp.status != 200:
+                    raise ExplainError(f"{target}: HTTP {resp.status}: {body.get('error', body)}")
+                return dict(body)
+    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as err:
+        raise ExplainError(f"cannot read {target}: {err}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="prom-autoscaler-controller explain",
+                                description="Print the last scaling decision of an autoscaler, in words.")
+    p.add_argument("object", metavar="NAMESPACE/NAME")
+    p.add_argument("--hpa", action="store_true", help="a native HPA previewed by the controller (needs --controller-url)")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config, in a pod its account)")
+    p.add_argument("--controller-url", help="the controller's HTTP port, e.g. http://localhost:8080 (full trace)")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(list(argv))
+    namespace, _, name = str(args.object).partition("/")
+    if not namespace or not name:
+        parser.error(f"object {args.object!r}: expected NAMESPACE/NAME")
+    if args.hpa and not args.controller_url:
+        parser.error("--hpa reads the controller's /debug/decisions endpoint: give --controller-url")
+    kind = "hpa" if args.hpa else "pas"
+    try:
+        doc = asyncio.run(_from_controller(args.controller_url, kind, namespace, name) if args.controller_url
+                          else _from_status(args.kubeconfig, namespace, name))  # fmt: skip
+    except ExplainError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    if args.output == "json":
+        print(json.dumps(doc, indent=2, sort_keys=True))
+    else:
+        title = f"{'HorizontalPodAutoscaler' if args.hpa else 'PromAutoscaler'} {namespace}/{name}"
+        print(render(doc, title=title))
+    return 0

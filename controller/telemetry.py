@@ -1,0 +1,168 @@
+"""The controller's own Prometheus metrics and its HTTP endpoints (/metrics, /healthz, /readyz, /debug).
+
+Metrics live on a per-process `CollectorRegistry` (never prometheus_client's global one), under
+`prom_autoscaler_controller_`, named after upstream's HPA controller metrics
+(`reconciliations_total`, `reconciliation_duration_seconds`, `desired_replicas`, ...) plus what
+upstream lacks: lateness against each object's due time (KEP-6003's delay, as a histogram), metric
+fetches by API group and outcome, decisions by outcome and limiting reason, scale and status
+writes by result, leader state, queue depth, and for previewed native HPAs our desired replicas
+next to the HPA's own `status.desiredReplicas`. Per-object gauges are removed when the object is.
+
+HTTP (aiohttp, its own port): `/metrics`; `/healthz` answers while the process runs (and, when
+leading, while the Lease is renewed in time); `/readyz` once the watch caches synced, on the
+leader and on standbys alike; `/debug/decisions/{kind}/{namespace}/{name}` the last decision
+and its trace as JSON (read-only; see controller.preview).
+
+Non-goals: deciding anything, the metrics' sources (callers report through the observe_* methods).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from controller.kube.ports import ObjectKey
+from controller.metrics.report import FetchOutcome
+from controller.reconcile import SyncOutcome
+from controller.run.queue import Due
+
+__all__ = ["ControllerTelemetry", "build_http_app"]
+
+_NS = "prom_autoscaler_controller"
+_DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))  # upstream: 1 ms doubling, 15 buckets
+_LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+_FETCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+DecisionLookup = Callable[[str, str, str], Mapping[str, Any] | None]
+
+
+class ControllerTelemetry:
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        self.reconciliations = Counter(f"{_NS}_reconciliations", "Syncs by object kind and result.",
+                                       ["kind", "result"], registry=r)  # fmt: skip
+        self.duration = Histogram(f"{_NS}_reconciliation_duration_seconds", "Time one sync took.",
+                                  ["kind"], buckets=_DURATION_BUCKETS, registry=r)  # fmt: skip
+        self.lateness = Histogram(f"{_NS}_reconciliation_lateness_seconds",
+                                  "How long after its due time a sync started.", buckets=_LATENESS_BUCKETS,
+                                  registry=r)  # fmt: skip
+        self.fetches = Counter(f"{_NS}_metric_fetches", "Metrics API requests by API group and outcome.",
+                               ["api_group", "outcome"], registry=r)  # fmt: skip
+        self.fetch_duration = Histogram(f"{_NS}_metric_fetch_duration_seconds", "Metrics API request latency.",
+                                        ["api_group"], buckets=_FETCH_BUCKETS, registry=r)  # fmt: skip
+        self.decisions = Counter(f"{_NS}_decisions", "Decisions by outcome and limiting reason.",
+                                 ["outcome", "limiting_reason"], registry=r)  # fmt: skip
+        self.scale_writes = Counter(f"{_NS}_scale_writes", "PUTs of /scale by result.", ["result"], registry=r)
+        self.status_writes = Counter(f"{_NS}_status_writes", "Status writes by result.", ["result"], registry=r)
+        self.invalid_specs = Counter(f"{_NS}_invalid_specs", "Objects whose spec cannot be used.", ["kind"],
+                                     registry=r)  # fmt: skip
+        self.desired = Gauge(f"{_NS}_desired_replicas", "Replicas the last decision wants.",
+                             ["kind", "namespace", "name"], registry=r)  # fmt: skip
+        self.current = Gauge(f"{_NS}_current_replicas", "Replicas the target had at the last sync.",
+                             ["kind", "namespace", "name"], registry=r)  # fmt: skip
+        self.hpa_desired = Gauge(f"{_NS}_native_hpa_desired_replicas",
+                                 "Previewed native HPAs: the HPA's own status.desiredReplicas (compare with "
+                                 "desired_replicas{kind=\"HorizontalPodAutoscaler\"}).",
+                                 ["namespace", "name"], registry=r)  # fmt: skip
+        self.objects = Gauge(f"{_NS}_num_autoscalers", "Autoscalers in the watch caches.", ["kind"], registry=r)
+        self.leader = Gauge(f"{_NS}_leader", "1 while this replica leads (or runs without election).", registry=r)
+        self.leader_transitions = Counter(f"{_NS}_leader_transitions", "Times this replica became leader.",
+                                          registry=r)  # fmt: skip
+        self.queue_depth = Gauge(f"{_NS}_queue_depth", "Autoscalers due and waiting for a worker.", registry=r)
+        self.checkpoints = Counter(f"{_NS}_shutdown_checkpoints", "Histories saved to status at shutdown.",
+                                   registry=r)  # fmt: skip
+
+    # --- LoopObserver --------------------------------------------------------------------------
+    def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
+        kind = outcome.key.kind
+        self.reconciliations.labels(kind, str(outcome.result)).inc()
+        self.duration.labels(kind).observe(seconds)
+        if outcome.scale_write.value != "none":
+            self.scale_writes.labels(str(outcome.scale_write)).inc()
+        if outcome.status_write.value != "none":
+            self.status_writes.labels(str(outcome.status_write)).inc()
+        report = outcome.report
+        if report is None:
+            return
+        d = report.decision
+        self.decisions.labels(str(d.outcome), report.limiting_reason).inc()
+        key = outcome.key
+        self.desired.labels(kind, key.namespace, key.name).set(d.desired_replicas)
+        self.current.labels(kind, key.namespace, key.name).set(d.current_replicas)
+        if kind != "PromAutoscaler":
+            self.hpa_desired.labels(key.namespace, key.name).set(report.autoscaler.status.desired_replicas)
+
+    def observe_invalid_spec(self, key: ObjectKey) -> None:
+        self.invalid_specs.labels(key.kind).inc()
+
+    def forget_object(self, key: ObjectKey) -> None:
+        for gauge in (self.desired, self.current):
+            _remove(gauge, key.kind, key.namespace, key.name)
+        if key.kind != "PromAutoscaler":
+            _remove(self.hpa_desired, key.namespace, key.name)
+
+    def set_object_count(self, kind: str, count: int) -> None:
+        self.objects.labels(kind).set(count)
+
+    # --- other reporters -----------------------------------------------------------------------
+    def observe_start(self, due: Due[ObjectKey]) -> None:
+        self.lateness.observe(due.lateness)
+
+    def observe_fetch(self, api_group: str, outcome: FetchOutcome, seconds: float) -> None:
+        self.fetches.labels(api_group, str(outcome)).inc()
+        self.fetch_duration.labels(api_group).observe(seconds)
+
+    def set_leader(self, leading: bool) -> None:
+        if leading:
+            self.leader_transitions.inc()
+        self.leader.set(1 if leading else 0)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+def _remove(gauge: Gauge, *labels: str) -> None:
+    try:
+        gauge.remove(*labels)
+    except KeyError:
+        pass
+
+
+def build_http_app(telemetry: ControllerTelemetry, *, ready: Callable[[], str | None],
+                   healthy: Callable[[], str | None], decision: DecisionLookup,
+                   queue_depth: Callable[[], int]) -> web.Application:  # fmt: skip
+    """`ready`/`healthy` return None when fine, else why not (shown in the 503 body)."""
+
+    async def metrics(_: web.Request) -> web.Response:
+        telemetry.queue_depth.set(queue_depth())
+        return web.Response(body=telemetry.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    def probe(check: Callable[[], str | None]) -> Callable[[web.Request], Any]:
+        async def handler(_: web.Request) -> web.Response:
+            problem = check()
+            if problem is None:
+                return web.Response(text="ok")
+            return web.Response(status=503, text=problem)
+
+        return handler
+
+    async def debug_decision(request: web.Request) -> web.Response:
+        info = request.match_info
+        found = decision(info["kind"], info["namespace"], info["name"])
+        if found is None:
+            return web.json_response({"error": f"no decision recorded for {info['kind']} "
+                                               f"{info['namespace']}/{info['name']}"}, status=404)  # fmt: skip
+        return web.json_response(found, dumps=lambda v: json.dumps(v, indent=1, sort_keys=True))
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/healthz", probe(healthy))
+    app.router.add_get("/livez", probe(healthy))
+    app.router.add_get("/readyz", probe(ready))
+    app.router.add_get("/debug/decisions/{kind}/{namespace}/{name}", debug_decision)
+    return app
