@@ -3,7 +3,9 @@
 Job: delegated authentication and authorization calls to kube-apiserver with k8s.io/apiserver's
 defaults: 10 s cache TTL for authenticated and unauthenticated tokens and for allowed and denied
 decisions, API errors never cached, retries with backoff (500 ms x1.5, 5 steps) on transient
-failures, identical concurrent reviews sent once. Tokens are cached by their SHA-256, never kept
+failures, identical concurrent reviews sent once. One deadline (10 s, like kube-apiserver's
+delegated authentication and authorization timeouts) bounds each review INCLUDING its retries:
+an API server that hangs (stopped, not refusing) costs a request 10 s, not five attempts of 10 s. Tokens are cached by their SHA-256, never kept
 in clear; SAR answers are keyed by the JSON of the whole spec and not cached when that key
 exceeds 10 000 bytes (upstream's limit on request-controlled attributes).
 
@@ -26,9 +28,11 @@ from adapter.kube.identity import UserInfo
 from kubecommon.kube.ttlcache import TTLCache
 from kubecommon.singleflight import SingleFlight
 
-__all__ = ["AccessDecision", "SubjectAccessReviewer", "TokenResult", "TokenReviewer"]
+__all__ = ["REVIEW_DEADLINE", "AccessDecision", "SubjectAccessReviewer", "TokenResult", "TokenReviewer"]
 
 _MAX_CACHEABLE_KEY = 10_000
+#: seconds one TokenReview or SubjectAccessReview may take, retries included
+REVIEW_DEADLINE = 10.0
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -58,8 +62,9 @@ class _CachedCaller(Generic[K, V]):
     """Cache + single-flight + retry around one kind of review call."""
 
     def __init__(self, *, max_entries: int, clock: Callable[[], float], retry_steps: int,
-                 sleep: Callable[[float], Awaitable[None]]) -> None:
+                 sleep: Callable[[float], Awaitable[None]], deadline: float) -> None:
         self.cache: TTLCache[K, V] = TTLCache(max_entries)
+        self._deadline = deadline
         self._clock = clock
         self._flights: SingleFlight[K, V] = SingleFlight()
         self._steps = retry_steps
@@ -81,6 +86,13 @@ class _CachedCaller(Generic[K, V]):
             self.cache.put(key, value, expires_at=self._clock() + ttl(value))
 
     async def _with_retries(self, fetch: Callable[[], Awaitable[V]]) -> V:
+        try:
+            async with asyncio.timeout(self._deadline):
+                return await self._attempts(fetch)
+        except TimeoutError:
+            raise KubeUnavailable(f"review not answered within {self._deadline:g}s (retries included)") from None
+
+    async def _attempts(self, fetch: Callable[[], Awaitable[V]]) -> V:
         delay = 0.5
         for attempt in range(self._steps):
             try:
@@ -96,12 +108,13 @@ class _CachedCaller(Generic[K, V]):
 class TokenReviewer:
     def __init__(self, client: KubeClient, *, ttl: float = 10.0, max_entries: int = 10_000,
                  audiences: tuple[str, ...] = (), clock: Callable[[], float] = time.monotonic,
-                 retry_steps: int = 5, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 retry_steps: int = 5, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 deadline: float = REVIEW_DEADLINE) -> None:
         self._client = client
         self._ttl = ttl
         self._audiences = audiences
         self._calls: _CachedCaller[bytes, TokenResult] = _CachedCaller(
-            max_entries=max_entries, clock=clock, retry_steps=retry_steps, sleep=sleep)
+            max_entries=max_entries, clock=clock, retry_steps=retry_steps, sleep=sleep, deadline=deadline)
 
     async def review(self, token: str) -> TokenResult:
         key = hashlib.sha256(token.encode()).digest()
@@ -122,12 +135,13 @@ class TokenReviewer:
 class SubjectAccessReviewer:
     def __init__(self, client: KubeClient, *, allowed_ttl: float = 10.0, denied_ttl: float = 10.0,
                  max_entries: int = 10_000, clock: Callable[[], float] = time.monotonic,
-                 retry_steps: int = 5, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 retry_steps: int = 5, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 deadline: float = REVIEW_DEADLINE) -> None:
         self._client = client
         self._allowed_ttl = allowed_ttl
         self._denied_ttl = denied_ttl
         self._calls: _CachedCaller[str, AccessDecision] = _CachedCaller(
-            max_entries=max_entries, clock=clock, retry_steps=retry_steps, sleep=sleep)
+            max_entries=max_entries, clock=clock, retry_steps=retry_steps, sleep=sleep, deadline=deadline)
 
     async def review(self, spec: Mapping[str, Any]) -> AccessDecision:
         key = json.dumps(spec, sort_keys=True, separators=(",", ":"))

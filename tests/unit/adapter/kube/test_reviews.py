@@ -1,5 +1,7 @@
 """TokenReview / SubjectAccessReview clients: wire bodies, TTL caching, bounds, retries."""
 
+import asyncio
+
 import pytest
 
 from kubecommon.kube.errors import KubeAPIError
@@ -102,3 +104,37 @@ def test_ttl_cache_bounds(steps, expected):
         else:
             now += arg
     assert {k for k in "abc" if cache.get(k, now=now) is not None} == expected
+
+
+@pytest.mark.parametrize("which", ["TokenReview", "SubjectAccessReview"])
+async def test_one_deadline_bounds_a_review_and_all_its_retries_against_a_silent_api_server(which):
+    """A stopped (not refusing) API server: each attempt would wait the client's timeout, five
+    times over; the review as a whole gives up at its deadline instead."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    from kubecommon.kube.client import KubeClient
+    from kubecommon.kube.config import KubeConfig
+    from kubecommon.kube.errors import KubeUnavailable
+
+    silent = asyncio.Event()
+
+    async def hang(_request):
+        await silent.wait()
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", hang)
+    async with TestServer(app, host="127.0.0.1") as server:
+        client = KubeClient(KubeConfig(server=str(server.make_url("")).rstrip("/"), token="t"), timeout=30)
+        await client.start()
+        try:
+            if which == "TokenReview":
+                call = TokenReviewer(client, deadline=0.3).review("token")
+            else:
+                call = SubjectAccessReviewer(client, deadline=0.3).review({"user": "u"})
+            with pytest.raises(KubeUnavailable, match=r"review not answered within 0.3s \(retries included\)"):
+                await call
+        finally:
+            silent.set()
+            await client.close()
