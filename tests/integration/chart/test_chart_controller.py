@@ -344,3 +344,14 @@ def test_readme_values_reference_covers_every_new_value() -> None:
     missing = [leaf for key in NEW_TOP_LEVEL for leaf in _schema_leaves(schema["properties"][key], key)
                if leaf not in documented and not any(leaf.startswith(w) for w in wildcards)]
     assert missing == []
+
+
+def test_realistic_values_configure_the_controller(quick_render: Callable[..., Rendered]) -> None:
+    rendered = quick_render(files=[CHART / "ci" / "realistic-values.yaml"])
+    options = _controller_options(rendered)
+    assert (options.concurrent_syncs, options.downscale_stabilization, options.preview_native_hpas) == (10, 600.0, True)
+    assert rendered.one("Deployment", CONTROLLER)["spec"]["replicas"] == 3
+    assert _grants(_controller_role(rendered), "argoproj.io", "rollouts/scale", "update")
+    assert rendered.names("ServiceMonitor") == {FULLNAME, CONTROLLER}
+    rule = rendered.one("PrometheusRule", FULLNAME)
+    assert all(r["labels"]["team"] == "platform" for g in rule["spec"]["groups"] for r in g["rules"])
