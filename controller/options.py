@@ -16,6 +16,7 @@
 | `--preview-native-hpas` | false | (none: shadow-decides native HPAs, writes nothing) |
 | `--metrics-bind-address` / `--metrics-port` | 0.0.0.0 / 8080 | `/metrics`, `/healthz`, `/readyz` |
 | `--watch-namespace` | all namespaces | |
+| `--status-checkpoint-interval` | 1m0s | (none: how often history may reach status between scale writes) |
 
 Durations are Go durations (`1m30s`, `500ms`, `0`). A bad value is a usage error naming the flag
 (exit 2).
@@ -135,6 +136,7 @@ class RunOptions:
     metrics_bind_address: str
     metrics_port: int
     watch_namespace: str | None
+    checkpoint_interval: float
     cache_sync_timeout: float
     verbosity: int
 
@@ -186,6 +188,8 @@ def build_parser(prog: str = "prom-autoscaler-controller run") -> argparse.Argum
     a("--metrics-port", type=_flag_type(_port), default="8080", metavar="PORT",
       help="port of /metrics, /healthz, /readyz, /debug (default 8080; 0 picks a free port)")
     a("--watch-namespace", default=None, metavar="NAMESPACE", help="only this namespace (default all)")
+    a("--status-checkpoint-interval", type=dur, metavar="DURATION", default="1m0s", dest="checkpoint_interval",
+      help="at most this often the scale history is saved to status between scale writes (default 1m0s)")
     a("--cache-sync-timeout", type=pos, metavar="DURATION", default="60s",
       help="how long to wait for the first list of each watch cache (default 60s)")
     a("-v", "--v", type=int, default=2, dest="verbosity", metavar="LEVEL", help="log verbosity (4: debug)")

@@ -78,7 +78,7 @@ class Reconciler:
     def __init__(
         self, *, scale: ScaleClient, pods: PodLister, metrics: MetricsSource, status: StatusWriter,
         events: EventSink, config: ControllerConfig, is_leader: Callable[[], bool],
-        wall_clock: Callable[[], float],
+        wall_clock: Callable[[], float], checkpoint_interval: float = 60.0,
     ) -> None:  # fmt: skip
         self._scale = scale
         self._pods = pods
@@ -88,6 +88,7 @@ class Reconciler:
         self._config = config
         self._is_leader = is_leader
         self._clock = wall_clock
+        self._checkpoint_interval = checkpoint_interval
         self._states: dict[ObjectKey, ObjectState] = {}
 
     # --- memory --------------------------------------------------------------------------------
@@ -231,16 +232,18 @@ class Reconciler:
         """Build the status and write it when `plan_status_write` finds a reason."""
         previous = state.written if state.written is not None else obj.status_json
         new = self._status_json(report, previous)
-        if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written) is None:
+        due = state.written_at is not None and report.now - state.written_at >= self._checkpoint_interval
+        if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written or due) is None:
             return WriteResult.NONE
-        return await self._write_status(obj.key, state, new)
+        return await self._write_status(obj.key, state, new, now=report.now)
 
     @staticmethod
     def _status_json(report: SyncReport, previous: Mapping[str, Any]) -> dict[str, Any]:
         built = build_status(report.autoscaler, report.decision, now=report.now)
         return overlay_conditions(built, report.extra_conditions, previous=previous, now=report.now)
 
-    async def _write_status(self, key: ObjectKey, state: ObjectState, status: Mapping[str, Any]) -> WriteResult:
+    async def _write_status(self, key: ObjectKey, state: ObjectState, status: Mapping[str, Any], *,
+                            now: float) -> WriteResult:  # fmt: skip
         if not self._is_leader():
             return WriteResult.SKIPPED_NOT_LEADER
         try:
@@ -249,7 +252,7 @@ class Reconciler:
             state.status_error = str(err)
             _log.warning("%s %s: status not written: %s", key.kind, key, err)
             return WriteResult.ERROR
-        state.written = status
+        state.written, state.written_at = status, now
         return WriteResult.SUCCESS
 
     async def checkpoint_all(self) -> int:
@@ -266,7 +269,7 @@ class Reconciler:
                                                limiting_reason=report.limiting_reason, now=now), previous)  # fmt: skip
             if plan_status_write(previous, new, now=now, force_checkpoint=True) is None:
                 continue
-            if await self._write_status(key, state, new) is WriteResult.SUCCESS:
+            if await self._write_status(key, state, new, now=now) is WriteResult.SUCCESS:
                 written += 1
         return written
 

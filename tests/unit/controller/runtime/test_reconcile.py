@@ -139,6 +139,15 @@ async def test_status_is_written_at_most_twice_a_minute_at_steady_load() -> None
     assert len(w.status.writes) >= 10, "the history checkpoint is still saved about once a minute"
 
 
+async def test_a_shorter_checkpoint_interval_saves_history_more_often() -> None:
+    w = World(checkpoint_interval=3.0)
+    w.observe(30_000)
+    for _ in range(20):  # one minute at 3 s
+        await w.sync()
+        w.now += 3
+    assert len(w.status.writes) >= 15
+
+
 async def test_a_standby_writes_nothing() -> None:
     w = World(leader=False)
     w.observe(50_000)

@@ -50,6 +50,7 @@ class World:
     obj_json: dict[str, Any] = field(default_factory=pas_json)
     now: float = START
     leader: bool = True
+    checkpoint_interval: float = 60.0
     config: ControllerConfig = field(default_factory=ControllerConfig)
     scale: FakeScaleClient = field(default_factory=FakeScaleClient)
     pods: FakePodLister = field(default_factory=FakePodLister)
@@ -65,7 +66,8 @@ class World:
     def restart(self) -> None:
         self.reconciler = Reconciler(scale=self.scale, pods=self.pods, metrics=self.metrics, status=self.status,
                                      events=self.events, config=self.config,
-                                     is_leader=lambda: self.leader, wall_clock=lambda: self.now)
+                                     is_leader=lambda: self.leader, wall_clock=lambda: self.now,
+                                     checkpoint_interval=self.checkpoint_interval)
 
     @property
     def autoscaler(self) -> Autoscaler:
