@@ -69,6 +69,7 @@ controller's (`python -m controller --help`), which follow kube-controller-manag
 {{- $a = append $a "--preview-native-hpas" -}}
 {{- end -}}
 {{- with $c.watchNamespace }}{{ $a = append $a (printf "--watch-namespace=%s" .) }}{{ end -}}
+{{- $a = append $a (printf "--status-checkpoint-interval=%s" $c.statusCheckpointInterval) -}}
 {{- $a = append $a (printf "--cache-sync-timeout=%s" $c.cacheSyncTimeout) -}}
 {{- $a = append $a (printf "--metrics-port=%v" $c.metricsPort) -}}
 {{- $a = append $a (printf "--v=%v" $c.logLevel) -}}

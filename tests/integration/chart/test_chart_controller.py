@@ -97,16 +97,17 @@ ARGS_CASES = [
                       "cpu_initialization_period": 300.0, "initial_readiness_delay": 30.0, "leader_elect": True,
                       "lease_duration": 15.0, "renew_deadline": 10.0, "retry_period": 2.0, "lease_name": CONTROLLER,
                       "lease_namespace": NAMESPACE, "preview_native_hpas": False, "metrics_port": 8080,
-                      "watch_namespace": None, "cache_sync_timeout": 60.0,
+                      "watch_namespace": None, "checkpoint_interval": 60.0, "cache_sync_timeout": 60.0,
                       "verbosity": 2}, id="defaults: kube-controller-manager's"),
     pytest.param({"controller": {"concurrentSyncs": 20, "syncPeriod": "30s", "tolerance": 0.05,
                                  "downscaleStabilization": "10m", "cpuInitializationPeriod": "3m",
                                  "initialReadinessDelay": "1m", "metricsPort": 9100, "logLevel": 4,
-                                 "watchNamespace": "shop", "cacheSyncTimeout": "2m",
-                                 "previewNativeHpas": True}},
+                                 "watchNamespace": "shop", "statusCheckpointInterval": "30s",
+                                 "cacheSyncTimeout": "2m", "previewNativeHpas": True}},
                  {"concurrent_syncs": 20, "sync_period": 30.0, "tolerance": 0.05, "downscale_stabilization": 600.0,
                   "cpu_initialization_period": 180.0, "initial_readiness_delay": 60.0, "metrics_port": 9100,
-                  "verbosity": 4, "watch_namespace": "shop", "cache_sync_timeout": 120.0, "preview_native_hpas": True}, id="every value set"),
+                  "verbosity": 4, "watch_namespace": "shop", "checkpoint_interval": 30.0,
+                  "cache_sync_timeout": 120.0, "preview_native_hpas": True}, id="every value set"),
     pytest.param({"controller": {"leaderElection": {"leaseDuration": "60s", "renewDeadline": "40s",
                                                     "retryPeriod": "5s", "resourceName": "pas-leader"}}},
                  {"lease_duration": 60.0, "renew_deadline": 40.0, "retry_period": 5.0, "lease_name": "pas-leader"},
@@ -354,3 +355,23 @@ def test_realistic_values_configure_the_controller(quick_render: Callable[..., R
     assert rendered.names("ServiceMonitor") == {FULLNAME, CONTROLLER}
     rule = rendered.one("PrometheusRule", FULLNAME)
     assert all(r["labels"]["team"] == "platform" for g in rule["spec"]["groups"] for r in g["rules"])
+
+
+# Flags the chart leaves at the binary's default on purpose.
+NOT_FROM_VALUES = {
+    "--help": "not a setting",
+    "--kubeconfig": "in a pod the controller uses its ServiceAccount (in-cluster config)",
+    "--metrics-bind-address": "0.0.0.0, so the kubelet's probes and Prometheus reach the pod",
+}
+
+
+def test_every_controller_flag_has_a_value(quick_render: Callable[..., Rendered]) -> None:
+    """A flag added to controller.options without a chart value (or an exclusion above) fails here."""
+    from controller.options import build_parser
+
+    flags = {max(a.option_strings, key=len) for a in build_parser()._actions if a.option_strings}
+    rendered = quick_render({"controller": {"previewNativeHpas": True, "watchNamespace": "shop"}})
+    given = {arg.split("=", 1)[0] for arg in _controller_container(rendered)["args"]}
+    aliases = {"--horizontal-pod-autoscaler-sync-period": "--sync-period"}
+    given |= {long for long, short in aliases.items() if short in given}
+    assert flags - given - set(NOT_FROM_VALUES) == set()
