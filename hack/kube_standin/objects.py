@@ -22,7 +22,7 @@ from kubecommon.status import AlreadyExists, BadRequest, Conflict, Forbidden, No
 from .registry import TypeRegistry
 from .resources import ResourceType
 from .store import Event, Key, Obj, Store
-from . import strategies
+from . import openapi_defs, strategies
 
 # k8s.io/apimachinery utilrand alphabet: no vowels, no look-alike digits.
 NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
@@ -237,7 +237,8 @@ class ObjectApi:
         obj["apiVersion"] = rt.api_version
 
     def _validate(self, rt: ResourceType, obj: Obj, field_validation: str = "") -> None:
-        unknown = strategies.admit_custom(rt, obj) if rt.crd else []
+        unknown = strategies.admit_custom(rt, obj) if rt.crd else (
+            openapi_defs.unknown_fields(obj, rt) if field_validation == "Strict" else [])
         if unknown and field_validation == "Strict":
             raise strategies.strict_decoding_error(rt, unknown)
         causes = strategies.validate(rt, obj)

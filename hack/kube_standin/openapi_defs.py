@@ -200,3 +200,40 @@ def to_v3(node: Any) -> Any:
         rest = {k: v for k, v in out.items() if k != "$ref"}
         return {**rest, "allOf": [target]} if rest else target
     return out
+
+
+def unknown_fields(obj: Mapping[str, Any], rt: ResourceType) -> list[str]:
+    """Paths of fields a built-in kind does not declare (what fieldValidation=Strict rejects)."""
+    name = kind_definition_name(rt)
+    definitions = _builtin_messages()
+    if name not in definitions:
+        return []
+    found: list[str] = []
+    top = _with_type_meta(definitions[name], rt)
+    _walk_unknown(obj, top, "", definitions, found)
+    return found
+
+
+def _walk_unknown(value: Any, schema: Mapping[str, Any], path: str,
+                  definitions: Mapping[str, Mapping[str, Any]], found: list[str]) -> None:
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target = definitions.get(ref[len(_V2_REF):])
+        if target is not None:
+            _walk_unknown(value, target, path, definitions, found)
+        return
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for i, item in enumerate(value):
+            _walk_unknown(item, schema["items"], f"{path}[{i}]", definitions, found)
+    elif isinstance(value, dict) and "properties" in schema:
+        for key, item in value.items():
+            sub = schema["properties"].get(key)
+            where = f"{path}.{key}" if path else key
+            if sub is None:
+                found.append(where)
+            else:
+                _walk_unknown(item, sub, where, definitions, found)
+    elif isinstance(value, dict) and isinstance(schema.get("additionalProperties"), Mapping):
+        for key, item in value.items():
+            _walk_unknown(item, schema["additionalProperties"], f"{path}.{key}", definitions,
+                          found)

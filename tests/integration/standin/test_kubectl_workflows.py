@@ -73,6 +73,26 @@ def test_apply_of_a_list_reports_bad_fields_before_sending_anything(cluster, sta
                            check=False).returncode == 1
 
 
+@pytest.mark.parametrize("item, message", [
+    pytest.param(_with(configmap("c"), [], "bogus", 1),
+                 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding '
+                 'error: unknown field "bogus"', id="built-in"),
+    pytest.param(_with(deployment("d", 1), ["spec", "template", "spec", "containers", "0"],
+                       "imagePullPolicyy", "Always"),
+                 'strict decoding error: unknown field '
+                 '"spec.template.spec.containers[0].imagePullPolicyy"', id="built-in-nested"),
+    pytest.param(gadget("g", targetRef={"name": "web"}, maxReplicas=3, nope=1),
+                 'Gadget in version "v1" cannot be handled as a Gadget: strict decoding error: '
+                 'unknown field "spec.nope"', id="custom-resource"),
+])
+def test_apply_of_one_object_is_validated_by_the_server(cluster, standin_namespace, item,
+                                                        message):
+    out = cluster.kubectl("apply", "-n", standin_namespace, "-f", "-", check=False,
+                          input=json.dumps(item))
+    assert out.returncode == 1
+    assert "Error from server (BadRequest)" in out.stderr and message in out.stderr
+
+
 @pytest.mark.parametrize("output", ["plaintext", "plaintext-openapiv2"])
 @pytest.mark.parametrize("field, expected", [
     pytest.param("gadgets.spec", ["What the gadget should do.", "maxReplicas",
