@@ -6,6 +6,7 @@ on 410 like client-go's reflector); discovery-based resource mapping is `resourc
 
 Public surface (import the submodules):
 - `client.KubeClient`, `config.load_kube_config` / `config.in_cluster_config`
+  (kubeconfig `exec` credential plugins: `exec_auth`)
 - `objects.KubeObject`, `objects.ObjectReader` / `objects.ObjectCaches` Protocols
 - `cache.ObjectCache`, `caches.KubeObjectCaches`, `fake.FakeObjectCaches`
 - `resources.ResourceInfo`, `resources.ResourceResolver`
