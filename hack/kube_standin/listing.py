@@ -2,7 +2,11 @@
 
 Watch semantics follow kube-apiserver: no resourceVersion (or "0") starts with synthetic ADDED
 events for the current state; a version resumes after it, or answers an ERROR event carrying a
-410 Expired Status when that version left the retained window; objects moving in or out of a
+410 Expired Status when that version left the retained window; a version from the future (the
+server is behind the client, e.g. restarted with other contents) is waited for up to 3 s, then a
+LIST, or a watch with `sendInitialEvents`, answers kube-apiserver's 504 "Too large resource
+version" (cause `ResourceVersionTooLarge`), while a plain watch stays open and sends only events
+newer than that version, as kube-apiserver's watch cache does; objects moving in or out of a
 label/field selector appear as ADDED/DELETED; bookmarks when asked for (`allowWatchBookmarks`),
 including the `k8s.io/initial-events-end` one of `sendInitialEvents`. Non-goals: consistent
 snapshots across pages (a continue token resumes after the last key against current state).
@@ -19,7 +23,7 @@ from aiohttp import web
 
 from kubecommon.fieldselectors import parse_field_selector
 from kubecommon.selectors import SelectorError, parse_selector
-from kubecommon.status import BadRequest, Gone
+from kubecommon.status import BadRequest, Gone, Timeout
 
 from . import conversion, strategies
 from .resources import ResourceType
@@ -44,6 +48,28 @@ def matcher(rt: ResourceType, query: Any) -> Matcher | None:
             return False
         return not fields.requirements or fields.matches(strategies.field_set(rt, obj))
     return matches
+
+
+#: how long kube-apiserver's watch cache waits to catch up with a requested resourceVersion
+FRESHNESS_WAIT = 3.0
+
+
+async def wait_until_fresh(store: Store, query: Any) -> None:
+    """Wait until the store reached the requested resourceVersion; 504 Too large after 3 s."""
+    text = query.get("resourceVersion", "")
+    wanted = 0 if text in ("", "0") else _int(text, "resourceVersion")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FRESHNESS_WAIT
+    while wanted > store.revision:
+        if loop.time() >= deadline:
+            raise too_large(wanted, store.revision)
+        await asyncio.sleep(0.05)
+
+
+def too_large(wanted: int, current: int) -> Timeout:
+    return Timeout(f"Too large resource version: {wanted}, current: {current}", details={
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1})
 
 
 def view(rt: ResourceType, obj: Obj) -> Obj:
@@ -164,11 +190,13 @@ async def watch(request: web.Request, store: Store, rt: ResourceType, namespace:
     resp = web.StreamResponse(headers={"Content-Type": "application/json"})
     resp.enable_chunked_encoding()
     try:
+        if since is not None and query.get("sendInitialEvents") == "true":
+            await wait_until_fresh(store, query)
         watcher, backlog = store.watch(rt.storage_key, since)
-    except TooOldResourceVersion as e:
+    except (TooOldResourceVersion, Timeout) as e:
         await resp.prepare(request)
-        status = Gone(f"too old resource version: {e.requested} ({e.oldest})").to_dict()
-        await resp.write(b'{"type":"ERROR","object":' + encode(status) + b"}\n")
+        error = e if isinstance(e, Timeout) else Gone(f"too old resource version: {e.requested} ({e.oldest})")
+        await resp.write(b'{"type":"ERROR","object":' + encode(error.to_dict()) + b"}\n")
         return resp
     try:
         await resp.prepare(request)
@@ -185,7 +213,7 @@ async def watch(request: web.Request, store: Store, rt: ResourceType, namespace:
                 chunk.append(_line(rt, *seen, render))
         if chunk:
             await resp.write(b"".join(chunk))
-        await _stream(resp, watcher, rt, namespace, match, store, render=render,
+        await _stream(resp, watcher, rt, namespace, match, store, render=render, since=since or 0,
                       timeout=timeout, bookmark_interval=bookmark_interval if bookmarks else None)
     except (ConnectionResetError, asyncio.CancelledError):
         pass
@@ -197,7 +225,7 @@ async def watch(request: web.Request, store: Store, rt: ResourceType, namespace:
 async def _stream(resp: web.StreamResponse, watcher: Any, rt: ResourceType,
                   namespace: str | None, match: Matcher | None, store: Store, *,
                   timeout: float, bookmark_interval: float | None,
-                  render: Render | None) -> None:
+                  render: Render | None, since: int = 0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     last_rv = store.revision
@@ -215,6 +243,8 @@ async def _stream(resp: web.StreamResponse, watcher: Any, rt: ResourceType,
         if event is None:
             return
         last_rv = event.rv
+        if event.rv <= since:
+            continue  # not newer than the version the client asked to start after
         seen = translate(event, namespace, match)
         if seen:
             await resp.write(_line(rt, *seen, render))

@@ -71,6 +71,7 @@ async def _collection(request: web.Request, state: State, rt: ResourceType, name
             return await listing.watch(
                 request, state.store, rt, scope, bookmark_interval=state.options.bookmark_interval,
                 render=(lambda t, o: tables.table_for(t, [o], state.store.revision)) if table else None)
+        await listing.wait_until_fresh(state.store, request.query)  # 504 for a future version
         if wants_table(request.headers.get("Accept", "")):
             return json_response(tables.table(state.store, rt, scope, request.query))
         return raw_json(listing.list_body(state.store, rt, scope, request.query))

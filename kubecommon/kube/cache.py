@@ -3,8 +3,17 @@
 Job: keep an in-memory copy of a collection so request handlers never LIST per request.
 Semantics follow client-go's reflector: paginated LIST (limit/continue), WATCH with
 `allowWatchBookmarks=true` resumed from the last seen resourceVersion after a dropped stream,
-full relist on `410 Gone`/`Expired` (ERROR event or HTTP 410), capped exponential backoff on
-errors. A relist replaces the whole store at once so readers never see half a list.
+capped exponential backoff on errors. A full relist (always a consistent read, no
+resourceVersion) replaces the whole store at once, so readers never see half a list, and objects
+deleted meanwhile disappear. It happens:
+* on `410 Gone`/`Expired` (ERROR event or HTTP 410): our resourceVersion was compacted away;
+* on "Too large resource version" (a 504 Timeout whose cause is `ResourceVersionTooLarge`, as an
+  ERROR event or an HTTP answer): the server is behind our resourceVersion, e.g. it lost its
+  state or was restored from a backup;
+* when the API server could not be reached for `relist_after_outage` seconds or more: a server
+  that comes back may have other contents under resourceVersions we cannot compare (kube-apiserver
+  silently waits on a watch from a future resourceVersion), so after a real outage the cache is
+  rebuilt instead of trusted. Shorter interruptions resume the watch.
 
 Non-goals: writes, resync callbacks per object (only a whole-cache `on_change` notification).
 """
@@ -19,21 +28,38 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubecommon.kube.client import KubeClient
-from kubecommon.kube.errors import CacheNotSynced, KubeAPIError, KubeError
+from kubecommon.kube.errors import CacheNotSynced, KubeAPIError, KubeError, KubeUnavailable
 from kubecommon.kube.objects import KubeObject, from_api
 from kubecommon.kube.resources import ResourceInfo
 from kubecommon.selectors import Selector
 
-__all__ = ["ObjectCache"]
+__all__ = ["RELIST_AFTER_OUTAGE", "ObjectCache"]
 
 _log = logging.getLogger(__name__)
 _PAGE_SIZE = "500"
+#: seconds without reaching the API server after which the cache relists instead of resuming
+RELIST_AFTER_OUTAGE = 5.0
 #: spelled out here: inside ObjectCache, `list` names its own method
 _Objects = list[KubeObject]
 
 
 class _Expired(Exception):
-    """The resourceVersion we hold is too old: relist."""
+    """The resourceVersion we hold is no longer usable (compacted, or ahead of the server): relist."""
+
+
+def _too_large(status: Mapping[str, Any]) -> bool:
+    """A Status saying our resourceVersion is ahead of the server (kube-apiserver's 504 wording)."""
+    causes = (status.get("details") or {}).get("causes") or ()
+    if any(isinstance(c, Mapping) and c.get("reason") == "ResourceVersionTooLarge" for c in causes):
+        return True
+    return status.get("code") == 504 and "too large resource version" in str(status.get("message")).lower()
+
+
+def _must_relist(err: BaseException) -> bool:
+    """An HTTP error that means our resourceVersion is unusable: 410, or too large."""
+    if not isinstance(err, KubeAPIError):
+        return False
+    return err.code == 410 or _too_large(err.status.to_dict())
 
 
 class ObjectCache:
@@ -41,7 +67,8 @@ class ObjectCache:
                  field_selector: str | None = None, keep_data: bool = False,
                  keep_raw: bool = False,
                  on_change: Callable[[ObjectCache], None] | None = None,
-                 watch_timeout_seconds: int = 300, max_backoff: float = 30.0) -> None:
+                 watch_timeout_seconds: int = 300, max_backoff: float = 30.0,
+                 relist_after_outage: float = RELIST_AFTER_OUTAGE) -> None:
         self.info = info
         self._client = client
         self._namespace = namespace
@@ -51,6 +78,7 @@ class ObjectCache:
         self._on_change = on_change
         self._watch_timeout = watch_timeout_seconds
         self._max_backoff = max_backoff
+        self._relist_after_outage = relist_after_outage
         self._store: dict[str, dict[str, KubeObject]] = {}
         self._views: dict[str | None, list[KubeObject]] = {}
         self._synced = asyncio.Event()
@@ -136,30 +164,41 @@ class ObjectCache:
 
     # --- reflector loop -----------------------------------------------------------------------
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         resource_version: str | None = None
         failures = 0
+        unreachable_since: float | None = None  # start of the current outage
         while True:
             try:
                 if resource_version is None:
-                    resource_version = await self._relist()
-                started, before = asyncio.get_running_loop().time(), resource_version
+                    resource_version, unreachable_since = await self._relist(), None
+                started, before = loop.time(), resource_version
                 resource_version = await self._watch(resource_version)
-                failures = 0
-                if resource_version == before and asyncio.get_running_loop().time() - started < 1.0:
+                failures, unreachable_since = 0, None
+                if resource_version == before and loop.time() - started < 1.0:
                     await asyncio.sleep(1.0)  # a server that ends empty watches at once must not spin us
             except _Expired:
-                _log.debug("watch cache %s: resourceVersion %s expired, relisting", self.info.resource,
-                           resource_version)
+                _log.info("watch cache %s: resourceVersion %s no longer usable, relisting", self.info.resource,
+                          resource_version)
                 resource_version = None
             except (KubeError, ValueError, KeyError, TypeError) as err:
                 self.last_error = err
                 self._attempted.set()
                 failures += 1
+                if isinstance(err, KubeUnavailable):
+                    unreachable_since = unreachable_since if unreachable_since is not None else loop.time()
+                elif not isinstance(err, KubeAPIError) or not _must_relist(err):
+                    unreachable_since = None  # the server answered
                 delay = min(self._max_backoff, 0.2 * 2 ** min(failures, 10)) * (0.8 + 0.4 * random.random())
                 _log.warning("watch cache %s: %s; retrying in %.1fs", self.info.resource, err, delay)
-                if isinstance(err, KubeAPIError) and err.code == 410:
+                if _must_relist(err):
                     resource_version = None
                 await asyncio.sleep(delay)
+                if unreachable_since is not None and resource_version is not None \
+                        and loop.time() - unreachable_since >= self._relist_after_outage:
+                    _log.info("watch cache %s: API server unreachable for %.0fs, relisting instead of resuming",
+                              self.info.resource, loop.time() - unreachable_since)
+                    resource_version = None
 
     def _params(self) -> dict[str, str]:
         params: dict[str, str] = {}
@@ -208,7 +247,7 @@ class ObjectCache:
     def _apply(self, event: Mapping[str, Any], resource_version: str) -> str:
         kind, obj = event.get("type"), event.get("object") or {}
         if kind == "ERROR":
-            if obj.get("code") == 410 or obj.get("reason") in ("Expired", "Gone"):
+            if obj.get("code") == 410 or obj.get("reason") in ("Expired", "Gone") or _too_large(obj):
                 raise _Expired()
             raise KubeError(f"watch error: {obj.get('message') or obj}")
         new_rv = str((obj.get("metadata") or {}).get("resourceVersion") or resource_version)

@@ -1,0 +1,118 @@
+"""Watch caches recover like client-go's reflector when the API server lost state: a watch that
+answers "Too large resource version" (as an ERROR event or an HTTP 504), and an API server that
+was unreachable for longer than `relist_after_outage` and came back with other contents, are
+followed by a relist that replaces the cache (deleted objects gone, new ones present)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from kubecommon.kube.cache import ObjectCache
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.config import KubeConfig
+from kubecommon.kube.resources import ResourceInfo
+from tests.unit.kubecommon.kube.apiserver import FakeAPIServer, eventually
+
+PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
+POD_PATH = "/api/v1/pods"
+TOO_LARGE = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 504, "reason": "Timeout",
+             "message": "Timeout: Too large resource version: 900, current: 105",
+             "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                         "retryAfterSeconds": 1}}
+
+
+class BehindServer:
+    """Lists `names`; every watch answers that the requested resourceVersion is too large (the
+    server lost state), as an ERROR event or as an HTTP 504 - until `names` is listed again."""
+
+    def __init__(self, *, as_event: bool) -> None:
+        self.as_event = as_event
+        self.names = ["old-0", "old-1"]
+        self.lists = 0
+        self.server: TestServer | None = None
+
+    async def start(self) -> KubeConfig:
+        app = web.Application()
+        app.router.add_get("/api/v1/pods", self._pods)
+        self.server = TestServer(app, host="127.0.0.1")
+        await self.server.start_server()
+        return KubeConfig(server=str(self.server.make_url("")).rstrip("/"), token="t")
+
+    async def _pods(self, request: web.Request) -> web.StreamResponse:
+        if request.query.get("watch") != "true":
+            self.lists += 1
+            items = [{"metadata": {"name": n, "namespace": "ns", "resourceVersion": "105"}} for n in self.names]
+            return web.json_response({"kind": "PodList", "metadata": {"resourceVersion": "105"}, "items": items})
+        if self.lists >= 2:  # after the relist: an ordinary quiet watch
+            await asyncio.sleep(5)
+            return web.json_response({})
+        if not self.as_event:
+            return web.json_response(TOO_LARGE, status=504)
+        response = web.StreamResponse()
+        await response.prepare(request)
+        await response.write(json.dumps({"type": "ERROR", "object": TOO_LARGE}).encode() + b"\n")
+        return response
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize("as_event", [pytest.param(True, id="ERROR event"), pytest.param(False, id="HTTP 504")])
+async def test_too_large_resource_version_relists_and_replaces_the_cache(as_event: bool) -> None:
+    server = BehindServer(as_event=as_event)
+    client = KubeClient(await server.start(), timeout=2)
+    await client.start()
+    cache = ObjectCache(client, PODS, max_backoff=0.05)
+    server.names = ["old-0", "old-1"]
+    cache.start()
+    try:
+        await cache.wait_synced(1.5)
+        server.names = ["new-0"]  # what the server holds now
+        await eventually(lambda: [p.name for p in cache.list("ns")] == ["new-0"], timeout=3)
+        assert cache.relists == 2
+    finally:
+        await cache.stop()
+        await client.close()
+        assert server.server is not None
+        await server.server.close()
+
+
+@pytest.mark.timeout(8)
+@pytest.mark.parametrize(("outage", "relisted"), [
+    pytest.param(0.8, True, id="outage longer than relist_after_outage: relist"),
+    pytest.param(0.0, False, id="a blip: resume the watch"),
+])
+async def test_api_server_back_after_an_outage_with_other_contents(outage: float, relisted: bool) -> None:
+    first = FakeAPIServer()
+    first.server = TestServer(first.app(), host="127.0.0.1")
+    await first.server.start_server(shutdown_timeout=0.1)  # dies without waiting for open watches
+    port = first.server.port
+    config = KubeConfig(server=f"http://127.0.0.1:{port}", token="t0ken")
+    for name in ("gone-0", "gone-1", "kept"):
+        await first.put(POD_PATH, name, "ns")
+    client = KubeClient(config, timeout=0.5)
+    await client.start()
+    cache = ObjectCache(client, PODS, max_backoff=0.1, relist_after_outage=0.4)
+    cache.start()
+    second = FakeAPIServer()  # restored from an older backup: fewer writes, a lower resourceVersion
+    try:
+        await cache.wait_synced(1.5)
+        await first.close()
+        await asyncio.sleep(outage)
+        await second.put(POD_PATH, "kept", "ns")
+        await second.put(POD_PATH, "new", "ns")
+        second.server = TestServer(second.app(), host="127.0.0.1", port=port)
+        await second.server.start_server(shutdown_timeout=0.1)
+        if relisted:
+            await eventually(lambda: [p.name for p in cache.list("ns")] == ["kept", "new"], timeout=4)
+            assert cache.relists == 2
+        else:
+            await eventually(lambda: any(c.startswith("WATCH") for c in second.calls), timeout=4)
+            assert cache.relists == 1 and "resourceVersion=103" in second.calls[0]
+    finally:
+        await cache.stop()
+        await client.close()
+        await second.close()
