@@ -6,9 +6,10 @@ nulls that are not `nullable`), `prune` removes fields the schema does not decla
 pruned) and returns their paths, `validate` returns (field path, message) pairs worded like
 kube-apiserver's field errors: `Required value`, `Unsupported value: "x": supported values:
 ...`, `Invalid value: "string": spec.n in body must be of type integer: "string"`, bounds,
-lengths, patterns, item and property counts, allOf/anyOf/oneOf/not.
-Non-goals: CEL rules (`x-kubernetes-validations`), `format` checks, list-type uniqueness,
-ratcheting of unchanged invalid values. Pure: no I/O.
+lengths, patterns, item and property counts, allOf/anyOf/oneOf/not, then the CEL rules
+(`x-kubernetes-validations`, the subset `cel` evaluates).
+Non-goals: transition rules (`oldSelf`), `format` checks, ratcheting of unchanged invalid
+values. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import copy
 import json
 import re
 from typing import Any, Mapping
+
+from . import cel
 
 Schema = Mapping[str, Any]
 Causes = list[tuple[str, str]]
@@ -136,10 +139,54 @@ def _prune_object(obj: dict[str, Any], schema: Schema, path: str, pruned: list[s
 
 
 def validate(obj: Mapping[str, Any], schema: Schema) -> Causes:
-    """Every violation of the schema, as (field path, message) pairs in document order."""
+    """Every violation of the schema, as (field path, message) pairs in document order; the
+    CEL rules are evaluated once the object fits the schema."""
     causes: Causes = []
     _check(obj, schema, "", causes)
+    if not causes:
+        _check_rules(obj, schema, "", causes)
     return causes
+
+
+_RULE_ERRORS = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value"}
+
+
+def _check_rules(value: Any, schema: Schema, path: str, causes: Causes) -> None:
+    """`x-kubernetes-validations` on every node that has a value, worded as upstream words a
+    failed rule: `spec: Invalid value: "object": <message or 'failed rule: <rule>'>`."""
+    for rule in schema.get("x-kubernetes-validations") or []:
+        text = str(rule.get("rule", "")).strip()
+        if "oldSelf" in text:
+            continue  # transition rules need the stored object
+        where = path + str(rule.get("fieldPath") or "") if path or not rule.get("fieldPath") \
+            else str(rule["fieldPath"]).lstrip(".")
+        try:
+            ok = cel.evaluate(text, value) is True
+        except cel.CelError as e:
+            causes.append((where, f'Invalid value: "{schema.get("type", "object")}": {e} '
+                           f"evaluating rule: {text}"))
+            continue
+        if ok:
+            continue
+        detail = str(rule.get("message") or f"failed rule: {text}")
+        if rule.get("messageExpression"):
+            try:
+                detail = str(cel.evaluate(str(rule["messageExpression"]), value))
+            except cel.CelError:
+                pass
+        prefix = _RULE_ERRORS.get(str(rule.get("reason", "")))
+        causes.append((where, f"{prefix}: {detail}" if prefix else
+                       f'Invalid value: "{schema.get("type", "object")}": {detail}'))
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            sub = properties.get(key) or (extra if isinstance(extra, Mapping) else None)
+            if sub is not None and not (not path and key in _ROOT_KEPT):
+                _check_rules(item, sub, _join(path, key), causes)
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for i, item in enumerate(value):
+            _check_rules(item, schema["items"], f"{path}[{i}]", causes)
 
 
 def _check(value: Any, schema: Schema, path: str, causes: Causes) -> None:

@@ -18,6 +18,10 @@ SCHEMA: dict[str, Any] = {
             "type": "object",
             "description": "What the gadget should do.",
             "required": ["targetRef", "maxReplicas"],
+            "x-kubernetes-validations": [
+                {"rule": "!has(self.replicas) || self.replicas <= self.maxReplicas",
+                 "message": "replicas must not exceed maxReplicas", "fieldPath": ".replicas"},
+                {"rule": "self.mode != 'Preview' || self.periodSeconds >= 10"}],
             "properties": {
                 "targetRef": {"type": "object", "description": "The workload it drives.",
                               "required": ["name"],

@@ -64,6 +64,13 @@ def test_strict_field_validation_rejects_unknown_fields(gadgets, standin_namespa
     pytest.param({"targetRef": {"name": ""}, "maxReplicas": 2},
                  'spec.targetRef.name: Invalid value: "": spec.targetRef.name in body should be '
                  "at least 1 chars long", id="min-length"),
+    pytest.param({"targetRef": {"name": "web"}, "maxReplicas": 2, "replicas": 3},
+                 'spec.replicas: Invalid value: "object": replicas must not exceed maxReplicas',
+                 id="cel-rule-with-message-and-field-path"),
+    pytest.param({"targetRef": {"name": "web"}, "maxReplicas": 2, "mode": "Preview",
+                  "periodSeconds": 5},
+                 "spec: Invalid value: \"object\": failed rule: self.mode != 'Preview' || "
+                 "self.periodSeconds >= 10", id="cel-rule-default-message"),
     pytest.param({"targetRef": {"name": "web"}, "maxReplicas": 2, "mode": None},
                  None, id="null-is-dropped-then-defaulted"),
 ])
