@@ -17,11 +17,11 @@ Non-goals: fetching, deciding. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-import math
 import re
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from controller.algorithm.spec import (
     ExternalSamples, FetchFailure, ObjectSample, Observation, PodSamples, TargetType,
@@ -33,7 +33,7 @@ from kubecommon.quantity import milli_from_float
 __all__ = ["Accumulator", "Gap", "Grid", "LoadModel", "MetricHistory", "Series", "assumption_for", "gaps"]
 
 # One range-query answer: (labels, [[unix seconds, "value"], ...]) per series.
-Series = tuple[Mapping[str, str], Sequence[Sequence[object]]]
+Series = tuple[Mapping[str, str], Sequence[Sequence[Any]]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,17 +83,17 @@ class Accumulator:
             if flags is None:
                 continue
             last = self.kind is QueryKind.OBJECT
+            start, step, count = self.grid.start, self.grid.step, self.grid.count
+            total, present = self.total, self.present
             for ts, raw in values:
-                value = float(str(raw))
-                if math.isnan(value):
-                    continue
-                i = self.grid.index(float(str(ts)))
-                if not 0 <= i < self.grid.count:
+                value = float(raw)
+                i = round((float(ts) - start) / step)
+                if value != value or not 0 <= i < count:  # NaN: no sample
                     continue
                 milli = milli_from_float(value)
-                self.total[i] = milli if last else self.total[i] + milli
+                total[i] = milli if last else total[i] + milli
                 flags[i] = 1
-                self.present[i] = 1
+                present[i] = 1
 
     def _flags_for(self, labels: Mapping[str, str]) -> bytearray | None:
         if self.kind is QueryKind.OBJECT:

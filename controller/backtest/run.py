@@ -30,7 +30,7 @@ from controller.backtest.simulate import simulate
 from controller.backtest.spec_file import BacktestSpec, SpecError, spec_from_manifest
 from controller.backtest.summary import pods_per_node, summarize
 
-__all__ = ["BacktestError", "run_backtest"]
+__all__ = ["BacktestError", "Inputs", "fetch_inputs", "replay", "run_backtest"]
 
 
 class BacktestError(ValueError):
@@ -116,7 +116,20 @@ def _actual_source(opts: Options) -> str:
     return "the pods reporting each per-pod metric at each tick (give --actual-replicas-query to use kube-state-metrics)"
 
 
-async def run_backtest(opts: Options, *, progress: Callable[[int, int], None] | None = None) -> Report:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Inputs:
+    """Everything a replay needs, read from files and Prometheus."""
+
+    grid: Grid
+    specs: tuple[BacktestSpec, ...]
+    resolved: tuple[tuple[MetricQuery, ...], ...]
+    fetched: _Fetched
+    namespace: str
+    pod_regex: str
+
+
+async def fetch_inputs(opts: Options, *, progress: Callable[[int, int], None] | None = None) -> Inputs:
+    """Read the spec(s) and rules, resolve every metric, fetch the history (the I/O phase)."""
     specs = [load_spec(opts.spec_file)] + ([load_spec(opts.compare_file)] if opts.compare_file else [])
     compiled: CompiledConfig = compile_config(load_config(opts.rules_file))
     main = specs[0]
@@ -137,9 +150,20 @@ async def run_backtest(opts: Options, *, progress: Callable[[int, int], None] | 
                                       progress=progress) as prometheus:
         needed = tuple(dict.fromkeys(q for s in specs for q in series_queries(compiled, s)))
         shapes = await prometheus.series_shapes(needed, grid.start, grid.end)
-        resolved = [resolve_all(compiled, s, shapes, rules_path=opts.rules_file) for s in specs]
+        resolved = tuple(resolve_all(compiled, s, shapes, rules_path=opts.rules_file) for s in specs)
         fetched = await _fetch(opts, grid, [q for qs in resolved for q in qs], pod_pattern, prometheus)
-    return _replay(opts, grid, specs, resolved, fetched, namespace=namespace, pod_regex=pod_regex)
+    return Inputs(grid=grid, specs=tuple(specs), resolved=resolved, fetched=fetched, namespace=namespace,
+                  pod_regex=pod_regex)
+
+
+async def run_backtest(opts: Options, *, progress: Callable[[int, int], None] | None = None) -> Report:
+    return replay(opts, await fetch_inputs(opts, progress=progress))
+
+
+def replay(opts: Options, inputs: Inputs) -> Report:
+    """Replay every spec on the fetched history and summarise (the decide phase; no I/O)."""
+    return _replay(opts, inputs.grid, inputs.specs, inputs.resolved, inputs.fetched, namespace=inputs.namespace,
+                   pod_regex=inputs.pod_regex)
 
 
 def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: Sequence[Sequence[MetricQuery]],
