@@ -65,6 +65,7 @@ class AutoscalerLoop:
         self._wake = wake
         self._known: dict[str, dict[ObjectKey, _Known]] = {}
         self._conflicts: Mapping[ObjectKey, str] = {}
+        self._last_error: dict[ObjectKey, str] = {}  # log an error when it changes, not every retry
 
     def autoscaler(self, key: ObjectKey) -> Autoscaler | None:
         known = self._known.get(key.kind, {}).get(key)
@@ -93,6 +94,7 @@ class AutoscalerLoop:
             self._queue.remove(key)
             self._reconciler.forget(key)
             self._observer.forget_object(key)
+            self._last_error.pop(key, None)
             changed = True
         self._known[kind] = after
         self._observer.set_object_count(kind, len(after))
@@ -137,8 +139,15 @@ class AutoscalerLoop:
         conflict = self._conflicts.get(key) if key.kind == KIND else None
         outcome = await self._reconciler.sync(autoscaler, conflict=conflict)
         self._observer.observe_sync(outcome, self._clock() - started)
+        if outcome.error != self._last_error.get(key):
+            if outcome.error:
+                _log.info("%s %s: %s", key.kind, key, outcome.error)
+            else:
+                _log.info("%s %s: recovered (%s)", key.kind, key, outcome.result)
         if outcome.error:
-            _log.info("%s %s: %s", key.kind, key, outcome.error)
+            self._last_error[key] = outcome.error
+        else:
+            self._last_error.pop(key, None)
         return not outcome.failed
 
     def keys(self) -> list[ObjectKey]:

@@ -1,0 +1,240 @@
+"""Composition root of the controller: flags → client → caches → ports → reconcile → queue → workers.
+
+`main(argv)` parses the run flags (controller.options), builds every part here and nowhere else,
+starts them in order (HTTP port first so probes answer, then the watch caches, then leader
+election and the workers) and runs until SIGTERM/SIGINT. Shutdown, in order: stop handing out
+syncs and let running ones finish, save every history not yet in status (the shutdown
+checkpoint), leave the election and release the Lease (a standby takes over within one retry
+period), stop the caches, close the HTTP port and the client; exit 0.
+
+Leadership: while this replica leads, the workers run; when leadership is lost the in-memory
+histories are dropped (the next leader, maybe this one again, restores them from status) and the
+replica returns to candidate. With `--leader-elect=false` it leads from the start.
+
+Non-goals: behaviour. Each wired part documents its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from controller.algorithm import ControllerConfig
+from controller.algorithm.pods import ReadinessConfig
+from controller.kube.events import KubeEventSink
+from controller.kube.objects import API_GROUP, HPA_KIND, KIND
+from controller.kube.pods import CachedPodLister
+from controller.kube.ports import ObjectKey
+from controller.kube.scale import KubeScaleClient
+from controller.kube.status_writer import KubeStatusWriter
+from controller.kubeconfig import client_config
+from controller.metrics.rest import AggregatedMetricsSource
+from controller.options import RunOptions, parse
+from controller.preview import decision_lookup
+from controller.reconcile import Reconciler
+from controller.run.leader import LeaderElector
+from controller.run.loop import AutoscalerLoop
+from controller.run.queue import DueQueue
+from controller.run.ratelimit import DefaultControllerRateLimiter
+from controller.run.workers import WorkerPool
+from controller.telemetry import ControllerTelemetry, build_http_app
+from kubecommon.kube.cache import ObjectCache
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.config import KubeConfigError
+from kubecommon.kube.errors import KubeError
+from kubecommon.kube.resources import ResourceInfo, ResourceResolver
+
+__all__ = ["main"]
+
+_log = logging.getLogger("controller")
+_PAS = ResourceInfo(group=API_GROUP, version="v1alpha1", resource="promautoscalers", kind=KIND, namespaced=True)
+_HPA = ResourceInfo(group="autoscaling", version="v2", resource="horizontalpodautoscalers", kind=HPA_KIND,
+                    namespaced=True)  # fmt: skip
+_PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
+_DRAIN_SECONDS = 10.0
+_USER_AGENT = "prom-autoscaler-controller"
+
+
+class StartupError(Exception):
+    """The controller cannot start; the message says why and what to change."""
+
+
+@dataclass(slots=True, kw_only=True)
+class _Leading:
+    """Whether this replica may sync now (the workers' `active`)."""
+
+    leading: bool = False
+    changed: Callable[[bool], None] = field(default=lambda leading: None)
+
+    def set(self, leading: bool) -> None:
+        if leading != self.leading:
+            self.leading = leading
+            self.changed(leading)
+
+
+def _controller_config(o: RunOptions) -> ControllerConfig:
+    return ControllerConfig(tolerance=o.tolerance, downscale_stabilization=o.downscale_stabilization,
+                            readiness=ReadinessConfig(cpu_initialization_period=o.cpu_initialization_period,
+                                                      initial_readiness_delay=o.initial_readiness_delay))  # fmt: skip
+
+
+class Controller:
+    """Everything the controller runs, built from options; `run()` until `stop` is set."""
+
+    def __init__(self, o: RunOptions, client: KubeClient) -> None:
+        loop = asyncio.get_running_loop()
+        self.options, self.client = o, client
+        self.telemetry = ControllerTelemetry()
+        resolver = ResourceResolver(client)
+        ns = o.watch_namespace
+        self.pods_cache = ObjectCache(client, _PODS, namespace=ns, keep_raw=True)
+        self.caches = [self.pods_cache]
+        host = socket.gethostname()
+        identity = f"{host}_{uuid.uuid4()}"
+        self.events = KubeEventSink(client, instance=identity, host=host)
+        self.elector = (LeaderElector(client, o.lease_namespace, o.lease_name, identity,
+                                      lease_duration=o.lease_duration, renew_deadline=o.renew_deadline,
+                                      retry_period=o.retry_period)
+                        if o.leader_elect else None)  # fmt: skip
+        self.leading = _Leading(changed=self._leadership_changed)
+        is_leader = self.elector.is_leader if self.elector is not None else (lambda: True)
+        self.reconciler = Reconciler(
+            scale=KubeScaleClient(client, resolver), pods=CachedPodLister(self.pods_cache),
+            metrics=AggregatedMetricsSource(client, resolver, observer=self.telemetry.observe_fetch),
+            status=KubeStatusWriter(client), events=self.events, config=_controller_config(o),
+            is_leader=is_leader, wall_clock=time.time, checkpoint_interval=o.checkpoint_interval,
+        )  # fmt: skip
+        self.queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=loop.time))
+        self.loop = AutoscalerLoop(self.reconciler, self.queue, clock=loop.time, observer=self.telemetry,
+                                   default_period=o.sync_period, wake=lambda: self.pool.wake())  # fmt: skip
+        self.pool = WorkerPool(self.queue, self.loop.sync, concurrency=o.concurrent_syncs, clock=loop.time,
+                               active=lambda: self.leading.leading and is_leader(),
+                               on_start=self.telemetry.observe_start)  # fmt: skip
+        self._watch(KIND, _PAS)
+        if o.preview_native_hpas:
+            self._watch(HPA_KIND, _HPA)
+
+    def _watch(self, kind: str, info: ResourceInfo) -> None:
+        def changed(cache: ObjectCache) -> None:
+            self.loop.on_cache_change(kind, cache.list(None))
+
+        self.caches.append(ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
+                                       on_change=changed))  # fmt: skip
+
+    def _leadership_changed(self, leading: bool) -> None:
+        self.reconciler.forget_all()  # gained: restore from status; lost: someone else owns the history
+        self.telemetry.set_leader(leading)
+        if leading:
+            self.pool.wake()
+
+    # --- probes --------------------------------------------------------------------------------
+    def ready(self) -> str | None:
+        waiting = [c.info.resource for c in self.caches if not c.synced]
+        return f"watch caches not synced: {', '.join(waiting)}" if waiting else None
+
+    def healthy(self) -> str | None:
+        if self.elector is not None and not self.elector.healthy(tolerance=self.options.renew_deadline):
+            return f"leader lease not renewed for {self.elector.renew_age():.0f}s"
+        return None
+
+    def http_app(self) -> web.Application:
+        loop = asyncio.get_running_loop()
+        return build_http_app(self.telemetry, ready=self.ready, healthy=self.healthy,
+                              decision=decision_lookup(self.reconciler.last_report),
+                              queue_depth=lambda: self.queue.depth(loop.time()))  # fmt: skip
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event) -> None:
+        self.events.start()
+        for cache in self.caches:
+            cache.start()
+        try:
+            for cache in self.caches:
+                await cache.wait_synced(self.options.cache_sync_timeout)
+        except KubeError as err:
+            raise StartupError(f"cannot watch {err}") from None
+        dispatcher = asyncio.create_task(self.pool.run(), name="dispatcher")
+        election = asyncio.create_task(self._lead(), name="election")
+        await stop.wait()
+        _log.info("stopping: finishing running syncs, saving histories, releasing the lease")
+        dispatcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await dispatcher
+        await self.pool.drain(_DRAIN_SECONDS)
+        saved = await self.reconciler.checkpoint_all()
+        self.telemetry.checkpoints.inc(saved)
+        election.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await election
+        await self.events.stop()
+        if self.elector is not None:
+            await self.elector.release()
+        for cache in self.caches:
+            await cache.stop()
+
+    async def _lead(self) -> None:
+        if self.elector is None:
+            self.leading.set(True)
+            return
+        forever = asyncio.Event()
+
+        async def started() -> None:
+            self.leading.set(True)
+            await forever.wait()
+
+        async def stopped() -> None:
+            self.leading.set(False)
+
+        while True:  # back to candidate after a lost lease
+            try:
+                await self.elector.run(started, stopped)
+            except KubeError as err:
+                _log.warning("leader election: %s", err)
+            await asyncio.sleep(self.options.retry_period)
+
+
+async def serve(o: RunOptions) -> int:
+    try:
+        config = client_config(o.kubeconfig)
+    except KubeConfigError as err:
+        raise StartupError(str(err)) from None
+    client = KubeClient(config, user_agent=_USER_AGENT)
+    await client.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    controller = Controller(o, client)
+    runner = web.AppRunner(controller.http_app(), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, o.metrics_bind_address, o.metrics_port)
+        await site.start()
+        for address in runner.addresses:  # with --metrics-port 0 this says which port was picked
+            _log.info("serving /metrics, /healthz, /readyz, /debug on %s", address)
+        await controller.run(stop)
+    finally:
+        await runner.cleanup()
+        await client.close()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    options = parse(argv)
+    logging.basicConfig(level=logging.DEBUG if options.verbosity >= 4 else logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname).1s %(name)s] %(message)s")  # fmt: skip
+    try:
+        return asyncio.run(serve(options))
+    except (StartupError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
