@@ -10,6 +10,7 @@ from controller.algorithm import ControllerConfig, complete, decide
 from controller.algorithm.spec import ExternalSamples, FetchFailure, HpaStatus, ScaleTarget, SyncInput
 from controller.kube.fake import conflict_error
 from controller.metrics.source import MetricQuery
+from controller.preview import decision_document
 from controller.reconcile_state import Result, WriteResult
 
 from tests.unit.controller.runtime.world import KEY, NS, World, external, pas_json
@@ -222,3 +223,17 @@ async def test_reconcile_gives_the_same_counts_as_the_algorithm() -> None:
         now += 15
     assert via_reconcile == direct
     assert max(direct) > 2 and direct[-1] < max(direct), "the sequence scales both ways"
+
+
+async def test_a_previewed_native_hpa_is_decided_but_nothing_is_written_or_announced() -> None:
+    hpa = pas_json()
+    hpa["apiVersion"], hpa["kind"] = "autoscaling/v2", "HorizontalPodAutoscaler"
+    hpa["status"] = {"currentReplicas": 3, "desiredReplicas": 3}
+    w = World(obj_json=hpa)
+    w.observe(80_000)
+    out = await w.sync()
+    assert out.result is Result.PREVIEW
+    assert w.scale.updates == [] and w.status.writes == [] and w.events.recorded == []
+    assert out.report is not None and out.report.decision.desired_replicas == 6
+    doc = decision_document(out.report)
+    assert (doc["hpaDesiredReplicas"], doc["lastDecision"]["desiredReplicas"], doc["writesScale"]) == (3, 6, False)
