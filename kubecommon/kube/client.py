@@ -50,6 +50,7 @@ class KubeClient:
         self._token_read_at = float("-inf")
         self._exec = ExecCredentials(config.exec_plugin) if config.exec_plugin else None
         self._session_cert: tuple[str | None, str | None] = (config.client_cert_file, config.client_key_file)
+        self._retired: set[aiohttp.ClientSession] = set()  # pools of a replaced exec certificate
 
     async def start(self) -> None:
         await self._open_session(*self._session_cert)
@@ -62,8 +63,14 @@ class KubeClient:
             else aiohttp.TCPConnector(limit=64)
         old, self._session_cert = self._session, (cert_file, key_file)
         self._session = aiohttp.ClientSession(connector=connector, headers={"User-Agent": self._user_agent})
-        if old is not None:
-            await old.close()
+        if old is not None:  # requests in flight on it finish; it closes after two timeouts
+            self._retired.add(old)
+            asyncio.get_running_loop().call_later(2 * self._timeout, self._close_retired, old)
+
+    def _close_retired(self, session: aiohttp.ClientSession) -> None:
+        if session in self._retired:
+            self._retired.discard(session)
+            asyncio.ensure_future(session.close())
 
     async def _exec_credential(self) -> ExecCredential | None:
         """The exec plugin's current credential (None without a plugin); a new client
@@ -80,6 +87,9 @@ class KubeClient:
         return credential
 
     async def close(self) -> None:
+        for retired in self._retired:
+            await retired.close()
+        self._retired.clear()
         if self._session is not None:
             await self._session.close()
             self._session = None
