@@ -7,6 +7,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from controller.explain import render
 from controller.kube.objects import HPA_KIND
 from controller.preview import decision_lookup, resolve_kind
+from controller.reconcile import SyncOutcome
 from controller.reconcile_state import Result
 from controller.telemetry import ControllerTelemetry, build_http_app
 
@@ -50,8 +51,6 @@ async def test_http_endpoints() -> None:
     telemetry = ControllerTelemetry()
     report = w.reconciler.last_report(KEY)
     assert report is not None
-    from controller.reconcile import SyncOutcome
-
     telemetry.observe_sync(SyncOutcome(key=KEY, result=Result.SCALED, report=report), 0.01)
     ready: list[str | None] = ["watch caches not synced: promautoscalers"]
     app = build_http_app(telemetry, ready=lambda: ready[0], healthy=lambda: None,
