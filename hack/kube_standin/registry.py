@@ -7,15 +7,25 @@ across groups beyond what discovery needs).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Hashable, Iterable, Mapping, TypeVar
 
 from .resources import BUILTIN, ResourceType, crd_resource_types
+
+T = TypeVar("T")
 
 
 class TypeRegistry:
     def __init__(self) -> None:
         self._builtin = {(t.group, t.version, t.plural): t for t in BUILTIN}
         self._crd: dict[tuple[str, str, str], ResourceType] = {}
+        self._derived: dict[Hashable, Any] = {}
+
+    def derived(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """A value computed from the served types (OpenAPI documents), kept until a CRD change."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        value: T = self._derived[key]
+        return value
 
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
         key = (group, version, plural)
@@ -45,6 +55,7 @@ class TypeRegistry:
             for t in crd_resource_types(crd):
                 table[(t.group, t.version, t.plural)] = t
         self._crd = table
+        self._derived = {}
 
 
 def _established(crd: Mapping[str, Any]) -> bool:

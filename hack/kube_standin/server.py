@@ -19,7 +19,7 @@ from kubecommon.status import Forbidden, InternalError, NotFound, StatusError
 
 from . import discovery, discovery_v2, openapi, openapi_pb, rest, reviews
 from .authn import service_account_user, with_authenticated
-from .http import check_accept, error_response, json_response
+from .http import check_accept, error_response, json_response, raw_json
 from .rbac import Attributes, UserInfo
 from .requestinfo import RequestInfo, request_info
 from .state import State
@@ -161,22 +161,25 @@ def _non_resource(request: web.Request, state: State, info: RequestInfo) -> web.
         return web.Response(text="ok", content_type="text/plain")
     if path == "/version":
         return json_response(VERSION)
+    types = state.types
     if path == "/openapi/v2":
-        doc = openapi.v2_document(state.types.all())
         if openapi_pb.CONTENT_TYPE in request.headers.get("Accept", ""):
-            return web.Response(body=openapi_pb.document(doc),  # kube-openapi's content type
-                                headers={"Content-Type": "application/octet-stream"})
-        return json_response(doc)
+            body = types.derived("openapi/v2.pb", lambda: openapi_pb.document(
+                openapi.v2_document(types.all())))  # kube-openapi's content type:
+            return web.Response(body=body, headers={"Content-Type": "application/octet-stream"})
+        return raw_json(types.derived("openapi/v2", lambda: json.dumps(
+            openapi.v2_document(types.all()), separators=(",", ":")).encode()))
     if path == "/openapi/v3":
-        return json_response(openapi.index(state.types.all()))
+        return json_response(types.derived("openapi/v3", lambda: openapi.index(types.all())))
     if path.startswith("/openapi/v3/"):
         rel = path[len("/openapi/v3/"):].split("/")
         group, version = ("", rel[1]) if rel[0] == "api" and len(rel) == 2 else (
             (rel[1], rel[2]) if rel[0] == "apis" and len(rel) == 3 else ("", ""))
-        types = state.types.in_group_version(group, version) if version else []
-        if not types:
+        served = types.in_group_version(group, version) if version else []
+        if not served:
             raise NotFound.for_path()
-        return json_response(openapi.group_version_doc(group, version, types))
+        return raw_json(types.derived(("openapi/v3", group, version), lambda: json.dumps(
+            openapi.group_version_doc(group, version, served), separators=(",", ":")).encode()))
     if path == "/api":
         return json_response(discovery.api_versions(f"127.0.0.1:{state.options.port}"))
     if path == "/api/v1":
