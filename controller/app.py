@@ -115,21 +115,25 @@ class Controller:
             is_leader=is_leader, wall_clock=time.time, checkpoint_interval=o.checkpoint_interval,
         )  # fmt: skip
         self.queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=loop.time))
+        claim_only = frozenset() if o.preview_native_hpas else frozenset({HPA_KIND})
         self.loop = AutoscalerLoop(self.reconciler, self.queue, clock=loop.time, observer=self.telemetry,
-                                   default_period=o.sync_period, wake=lambda: self.pool.wake())  # fmt: skip
+                                   default_period=o.sync_period, claim_only=claim_only,
+                                   wake=lambda: self.pool.wake())  # fmt: skip
         self.pool = WorkerPool(self.queue, self.loop.sync, concurrency=o.concurrent_syncs, clock=loop.time,
                                active=lambda: self.leading.leading and is_leader(),
                                on_start=self.telemetry.observe_start)  # fmt: skip
         self._watch(KIND, _PAS)
-        if o.preview_native_hpas:
-            self._watch(HPA_KIND, _HPA)
+        # Native HPAs: decided in preview with the flag; always read for the conflict guard.
+        self.hpa_cache = self._watch(HPA_KIND, _HPA)
 
-    def _watch(self, kind: str, info: ResourceInfo) -> None:
+    def _watch(self, kind: str, info: ResourceInfo) -> ObjectCache:
         def changed(cache: ObjectCache) -> None:
             self.loop.on_cache_change(kind, cache.list(None))
 
-        self.caches.append(ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
-                                       on_change=changed))  # fmt: skip
+        cache = ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
+                            on_change=changed)  # fmt: skip
+        self.caches.append(cache)
+        return cache
 
     def _leadership_changed(self, leading: bool) -> None:
         self.reconciler.forget_all()  # gained: restore from status; lost: someone else owns the history
@@ -158,11 +162,15 @@ class Controller:
         self.events.start()
         for cache in self.caches:
             cache.start()
-        try:
-            for cache in self.caches:
+        for cache in list(self.caches):
+            try:
                 await cache.wait_synced(self.options.cache_sync_timeout)
-        except KubeError as err:
-            raise StartupError(f"cannot watch {err}") from None
+            except KubeError as err:
+                if cache is not self.hpa_cache or self.options.preview_native_hpas:
+                    raise StartupError(f"cannot watch {cache.info.resource}: {err}") from None
+                _log.warning("cannot read native HPAs (%s): the conflict guard covers PromAutoscalers only", err)
+                await cache.stop()
+                self.caches.remove(cache)
         dispatcher = asyncio.create_task(self.pool.run(), name="dispatcher")
         election = asyncio.create_task(self._lead(), name="election")
         await stop.wait()

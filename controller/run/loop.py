@@ -8,8 +8,10 @@ generation bumps for an immediate sync, updates periods (`spec.syncPeriodSeconds
 the reconciler's memory and the per-object gauges, and recomputes the conflict map. `sync(key)`
 is the worker callback: one reconcile of the current version of the object.
 
-An object whose spec cannot be used (`SpecError`) is not queued; the error is logged once per
-resourceVersion and counted, and it is retried when the object changes.
+Kinds in `claim_only` (native HPAs without `--preview-native-hpas`) are read for the conflict
+guard only: never queued or synced. An object whose spec cannot be used (`SpecError`) is not
+queued; the error is logged once per resourceVersion and counted, and it is retried when the
+object changes.
 
 Non-goals: the watch itself (kubecommon.kube.cache), the sync's steps (controller.reconcile),
 exporting metrics (controller.telemetry implements `LoopObserver`).
@@ -55,10 +57,11 @@ class _Known:
 
 class AutoscalerLoop:
     def __init__(self, reconciler: Reconciler, queue: DueQueue[ObjectKey], *, clock: Callable[[], float],
-                 observer: LoopObserver, default_period: float = 15.0,
+                 observer: LoopObserver, default_period: float = 15.0, claim_only: frozenset[str] = frozenset(),
                  wake: Callable[[], None] = lambda: None) -> None:  # fmt: skip
         self._reconciler = reconciler
         self._default_period = default_period
+        self._claim_only = claim_only  # kinds read only for the conflict guard, never synced
         self._queue = queue
         self._clock = clock
         self._observer = observer
@@ -110,9 +113,12 @@ class AutoscalerLoop:
         try:
             autoscaler: Autoscaler | None = autoscaler_from_object({**raw, "kind": kind})
         except SpecError as err:
-            _log.warning("%s %s: not synced: %s", kind, key, err)
-            self._observer.observe_invalid_spec(key)
             autoscaler = None
+            if kind in self._claim_only:
+                _log.debug("%s %s: unreadable, not considered for conflicts: %s", kind, key, err)
+            else:
+                _log.warning("%s %s: not synced: %s", kind, key, err)
+                self._observer.observe_invalid_spec(key)
         generation = int((raw.get("metadata") or {}).get("generation") or 0)
         own_period = (raw.get("spec") or {}).get("syncPeriodSeconds") is not None and kind == KIND
         period = float(autoscaler.sync_period_seconds) if autoscaler and own_period else self._default_period
@@ -120,6 +126,8 @@ class AutoscalerLoop:
                       autoscaler=autoscaler)  # fmt: skip
 
     def _enqueue(self, key: ObjectKey, old: _Known | None, new: _Known, now: float) -> None:
+        if key.kind in self._claim_only:
+            return
         if new.autoscaler is None:
             self._queue.remove(key)
             return
@@ -133,7 +141,7 @@ class AutoscalerLoop:
     # --- the worker callback -------------------------------------------------------------------
     async def sync(self, key: ObjectKey) -> bool:
         autoscaler = self.autoscaler(key)
-        if autoscaler is None:
+        if autoscaler is None or key.kind in self._claim_only:
             return True  # deleted, or its spec became unusable, since it was queued
         started = self._clock()
         conflict = self._conflicts.get(key) if key.kind == KIND else None

@@ -105,3 +105,19 @@ async def test_a_native_hpa_on_the_same_target_is_a_conflict() -> None:
     q.pop_due(100.0, 5)
     assert await loop.sync(KEY) is True
     assert w.scale.updates == [] and "ConflictingAutoscaler" in w.events.reasons(KEY)
+
+
+async def test_without_preview_native_hpas_only_guard_conflicts() -> None:
+    w = World()
+    clock = [100.0]
+    q: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: clock[0]))
+    assert w.reconciler is not None
+    loop = AutoscalerLoop(w.reconciler, q, clock=lambda: clock[0], observer=Recorder(),
+                          claim_only=frozenset({HPA_KIND}))
+    hpa = pas_json()
+    hpa["apiVersion"], hpa["kind"] = "autoscaling/v2", HPA_KIND
+    hpa["metadata"] = {**hpa["metadata"], "name": "web-hpa", "uid": "uid-hpa"}
+    loop.on_cache_change(HPA_KIND, [cached(hpa, "7")])
+    loop.on_cache_change(KIND, [cached(w.obj_json, "1")])
+    assert [d.key.kind for d in q.pop_due(100.0, 5)] == [KIND], "the HPA is not synced"
+    assert loop.conflict(KEY) is not None, "but it still blocks a PromAutoscaler on its target"
