@@ -26,7 +26,7 @@ from tests.fixtures.standin import StandIn
 from tests.integration.standin.manifests import deployment
 from tests.paths import REPO
 
-CRD = Path(os.environ.get("H5_CRD", REPO / "charts" / "prom-autoscaler" / "crds" / "promautoscalers.yaml"))
+CRD = REPO / "charts" / "prom-autoscaler" / "crds" / "promautoscalers.yaml"
 PAS = "promautoscalers.autoscaling.prom-autoscaler.io"
 
 
