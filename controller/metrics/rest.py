@@ -33,7 +33,7 @@ from controller.metrics.report import FetchObserver, FetchOutcome, ignore_fetch
 from controller.metrics.source import MetricQuery, MetricsSource
 from controller.metrics.versions import CUSTOM_METRICS, RESOURCE_METRICS, NoVersion, VersionChooser
 from kubecommon.kube.client import KubeClient
-from kubecommon.kube.errors import KubeAPIError, KubeError, KubeUnavailable
+from kubecommon.kube.errors import KubeAPIError, KubeError, KubeUnavailable, UnknownResource
 from kubecommon.kube.resources import ResourceInfo
 from kubecommon.singleflight import SingleFlight
 from kubecommon.status import qualified_resource
@@ -97,11 +97,11 @@ class AggregatedMetricsSource:
 
     async def _resource_metric(self, namespace: str, query: MetricQuery, pod_selector: str) -> Observation:
         container = query.container if query.type is SourceType.CONTAINER_RESOURCE else ""
-        what = "resource metrics"
+        what, started = "resource metrics", self._clock()
         try:
             version = await self._resource.version()
         except (NoVersion, KubeError) as err:
-            return self._no_api(RESOURCE_METRICS.group, what, str(err))
+            return self._unresolved(RESOURCE_METRICS.group, what, err, str(err), started)
         request = _Request(group=RESOURCE_METRICS.group, what=what, resource="pods",
                            path=f"/apis/{RESOURCE_METRICS.group}/{version}/namespaces/{_seg(namespace)}/pods",
                            params=_params(labelSelector=pod_selector))
@@ -124,13 +124,14 @@ class AggregatedMetricsSource:
         if ref.kind == "Namespace" and api_version == "v1":
             tail = f"namespaces/{_seg(namespace)}/metrics/{metric}"
             return await self._custom_fetch(tail, params, "metrics", _exactly_one)
+        started = self._clock()
         try:
             info = await self._kinds.resolve_kind(api_version, ref.kind)
         except KubeError as err:
             group = api_version.rpartition("/")[0]
             group_kind = f"{ref.kind}.{group}" if group else ref.kind
-            return self._no_api(CUSTOM_METRICS.group, "custom metrics",
-                                f"unable to map kind {group_kind} to resource: {err}")
+            return self._unresolved(CUSTOM_METRICS.group, "custom metrics", err,
+                                    f"unable to map kind {group_kind} to resource: {err}", started)
         resource = qualified_resource(info.resource, info.group)
         where = f"namespaces/{_seg(namespace)}/" if info.namespaced else ""
         tail = f"{where}{_seg(resource)}/{_seg(ref.name)}/{metric}"
@@ -147,11 +148,11 @@ class AggregatedMetricsSource:
                             parse: _Parse) -> Observation:
         """GET `/apis/custom.metrics.k8s.io/<preferred version>/<tail>`; on a 404, re-check the
         version and retry once if discovery now prefers another one."""
-        what = "custom metrics"
+        what, started = "custom metrics", self._clock()
         try:
             version = await self._custom.version()
         except (NoVersion, KubeError) as err:
-            return self._no_api(CUSTOM_METRICS.group, what, str(err))
+            return self._unresolved(CUSTOM_METRICS.group, what, err, str(err), started)
         for attempt in range(2):
             request = _Request(group=CUSTOM_METRICS.group, what=what, resource=resource,
                                path=f"/apis/{CUSTOM_METRICS.group}/{version}/{tail}", params=params)
@@ -164,8 +165,15 @@ class AggregatedMetricsSource:
             version = changed
         return result
 
-    def _no_api(self, group: str, what: str, detail: str) -> FetchFailure:
-        self._observer(group, FetchOutcome.NO_API, 0.0)
+    def _unresolved(self, group: str, what: str, err: Exception, detail: str, started: float) -> FetchFailure:
+        """Discovery (API version, kind mapping) failed before the metric request was sent."""
+        if isinstance(err, NoVersion | UnknownResource):
+            outcome = FetchOutcome.NO_API
+        elif isinstance(err, KubeUnavailable):
+            outcome = FetchOutcome.UNAVAILABLE
+        else:
+            outcome = FetchOutcome.API_ERROR
+        self._observer(group, outcome, self._clock() - started)
         return FetchFailure(message=f"unable to fetch metrics from {what} API: {detail}")
 
     async def _fetch(self, request: _Request, parse: _Parse) -> tuple[FetchOutcome, Observation]:

@@ -91,15 +91,17 @@ class FakeMetricsAPI:
         if request.headers.get("Authorization") != "Bearer t0ken":
             return web.json_response({"kind": "Status", "code": 401, "reason": "Unauthorized",
                                       "message": "Unauthorized"}, status=401)
+        if path in self.answers:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            status, body = self.answers[path]
+            text = body if isinstance(body, str) else json.dumps(body)
+            return web.Response(status=status, text=text, content_type="application/json")
         doc = self._discovery_doc(path)
         if doc is not None:
             return web.json_response(doc)
         if self.delay:
             await asyncio.sleep(self.delay)
-        if path in self.answers:
-            status, body = self.answers[path]
-            text = body if isinstance(body, str) else json.dumps(body)
-            return web.Response(status=status, text=text, content_type="application/json")
         parts = path.strip("/").split("/")
         body = self._metrics(parts, request.query)
         if body is None:

@@ -153,3 +153,20 @@ async def test_identical_concurrent_requests_share_one_call(api):
     assert [c.split("?")[1] for c in api.server.calls if "pods/*" in c] == ["labelSelector=app%3Dweb",
                                                                               "labelSelector=app%3Dapi"]
     assert api.reports.seen.count(("custom.metrics.k8s.io", FetchOutcome.SUCCESS)) == 2
+
+
+async def test_discovery_failure_without_a_previous_choice_fails_the_metric(api):
+    api.server.answer("/apis/custom.metrics.k8s.io", 503, {"kind": "Status", "code": 503,
+                                                           "reason": "ServiceUnavailable", "message": "etcd is sad"})
+    got = await api.source.observe("shop", RPS, pod_selector="")
+    assert isinstance(got, FetchFailure) and "etcd is sad" in got.message
+    assert api.reports.seen == [("custom.metrics.k8s.io", FetchOutcome.API_ERROR)]
+
+
+async def test_discovery_failure_keeps_the_last_good_version(api):
+    api.server.pod_custom[("shop", "rps")] = {"web-1": "1"}
+    assert isinstance(await api.source.observe("shop", RPS, pod_selector=""), PodSamples)
+    api.server.answer("/apis/custom.metrics.k8s.io", 503, "")  # discovery now fails ...
+    api.clock.now += 301  # ... when the cached choice is due for its re-check
+    assert isinstance(await api.source.observe("shop", RPS, pod_selector=""), PodSamples)
+    assert api.source.custom_metrics_version == "v1beta2"

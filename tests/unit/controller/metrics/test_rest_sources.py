@@ -7,6 +7,7 @@ import pytest
 
 from controller.algorithm.pods import PodMetric
 from controller.algorithm.spec import ExternalSamples, FetchFailure, ObjectRef, ObjectSample, PodSamples, SourceType
+from controller.metrics.report import FetchOutcome
 from controller.metrics.source import MetricQuery
 
 from .metrics_api import TS_EPOCH
@@ -99,6 +100,7 @@ async def test_object_metric_of_an_unknown_kind(api):
     got = await api.source.observe("shop", query, pod_selector="")
     assert got == FetchFailure(message='unable to fetch metrics from custom metrics API: unable to map kind '
                                        'Widget.apps to resource: no matches for kind "Widget" in group "apps"')
+    assert api.reports.seen == [("custom.metrics.k8s.io", FetchOutcome.NO_API)]
 
 
 @pytest.mark.parametrize(("selector", "expected"), [
