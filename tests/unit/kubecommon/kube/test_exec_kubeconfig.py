@@ -2,8 +2,9 @@
 runs the plugin off the event loop, sends its token (or client certificate), re-runs it when the
 credential expires or the server answers 401, and reports a broken plugin clearly.
 
-Unit tests use the in-process API server (bearer token "t0ken"); the integration tests use the
-real stand-in over HTTPS, with our client and with kubectl itself reading the same kubeconfig."""
+Every test that runs the plugin (a real process) is marked integration with its own time limit.
+Some use the in-process API server (bearer token "t0ken"); others the real stand-in over HTTPS,
+with our client and with kubectl itself reading the same kubeconfig."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def exec_kubeconfig(tmp_path: Path, server: str, *, mode: str, api_version: str 
            "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
            "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
            "users": [{"name": "u", "user": {"exec": {
-               "apiVersion": api_version, "command": sys.executable, "args": [str(script)],
+               "apiVersion": api_version, "command": sys.executable, "args": ["-S", str(script)],
                "env": [{"name": k, "value": v} for k, v in variables.items()],
                "interactiveMode": "Never", "provideClusterInfo": False}}}]}
     path = tmp_path / "kubeconfig"
@@ -86,6 +87,8 @@ def _url(api: FakeAPIServer) -> str:
     return str(api.server.make_url("")).rstrip("/")
 
 
+@pytest.mark.integration
+@pytest.mark.timeout(30)
 @pytest.mark.parametrize("api_version", [V1, V1BETA1], ids=["v1", "v1beta1"])
 async def test_token_from_the_plugin_authenticates_and_is_reused(server, tmp_path, api_version):
     config = load_kube_config(exec_kubeconfig(tmp_path, _url(server), mode="token", api_version=api_version,
@@ -101,6 +104,8 @@ async def test_token_from_the_plugin_authenticates_and_is_reused(server, tmp_pat
     assert runs(tmp_path) == [api_version]  # no expiry: one run serves every request
 
 
+@pytest.mark.integration
+@pytest.mark.timeout(30)
 async def test_a_401_reruns_the_plugin_once(server, tmp_path):
     config = load_kube_config(exec_kubeconfig(tmp_path, _url(server), mode="bad-then-good", TOKEN="t0ken"))
     client = KubeClient(config, timeout=2.0)
@@ -112,6 +117,8 @@ async def test_a_401_reruns_the_plugin_once(server, tmp_path):
     assert len(runs(tmp_path)) == 2
 
 
+@pytest.mark.integration
+@pytest.mark.timeout(30)
 @pytest.mark.parametrize(("mode", "message"), [
     ("fail", "exec plugin .*: exec: process returned 1. no credentials for you"),
     ("garbage", "exec plugin .*: exec: failed to decode process output"),
@@ -127,6 +134,8 @@ async def test_a_broken_plugin_is_a_clear_unavailable_error(server, tmp_path, mo
         await client.close()
 
 
+@pytest.mark.integration
+@pytest.mark.timeout(30)
 async def test_expiring_credentials_are_renewed_before_they_expire(tmp_path):
     exec_kubeconfig(tmp_path, "http://unused", mode="token", TOKEN="t0ken", EXPIRES="2030-01-01T00:00:00Z")
     stanza = yaml.safe_load((tmp_path / "kubeconfig").read_text())["users"][0]["user"]["exec"]
