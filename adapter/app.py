@@ -2,7 +2,7 @@
 
 `main(argv)` parses flags (adapter.server.options), loads and compiles the rule file (a bad file
 exits 1 naming file, rule and field, before anything listens), then runs `serve` until SIGTERM or
-SIGINT. Everything is constructed here and nowhere else; constructors only assign, and anything
+SIGINT. While serving, the rule file is watched and reloaded live (adapter.discovery.reload). Everything is constructed here and nowhere else; constructors only assign, and anything
 that connects is started explicitly in order, and closed in reverse order.
 
 Non-goals: behaviour. Each wired part documents its own.
@@ -27,9 +27,9 @@ import uvloop
 from aiohttp import web
 
 from adapter.config.errors import ConfigError
-from adapter.config.load import load_config
 from adapter.discovery.registry import Registry
 from adapter.discovery.relist import Discovery
+from adapter.discovery.reload import ReloadRefused, RuleReloader, load_rule_file
 from adapter.kube.authconfig import AuthConfigWatcher, AuthMaterial
 from kubecommon.kube.caches import KubeObjectCaches
 from kubecommon.kube.client import KubeClient
@@ -39,7 +39,7 @@ from kubecommon.kube.resources import ResourceResolver
 from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from adapter.prometheus.api import PrometheusAPI
 from adapter.prometheus.client import PrometheusClient
-from adapter.rules.compile import CompiledConfig, compile_config
+from adapter.rules.compile import CompiledConfig
 from adapter.server.authn import Authenticator, merge_settings
 from adapter.server.authz import Authorizer
 from adapter.server.context import Groups, ServerContext
@@ -88,7 +88,7 @@ def main(argv: list[str]) -> int:
         return 2
     _configure_logging(options.verbosity)
     try:
-        compiled = compile_config(load_config(options.config))
+        compiled, rules_sha256 = load_rule_file(str(options.config))
     except ConfigError as err:
         _log.error("invalid configuration: %s", err)
         return 1
@@ -97,7 +97,7 @@ def main(argv: list[str]) -> int:
         # uvloop's libuv loop roughly halves the per-request cost of the event loop and TLS
         # plumbing, which is most of what the adapter adds over Prometheus' own latency.
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(serve(options, compiled))
+            runner.run(serve(options, compiled, rules_sha256=rules_sha256))
     except StartupError as err:
         _log.error("cannot start: %s", err)
         return 1
@@ -248,8 +248,28 @@ async def _listen(app: web.Application, options: ServeOptions, serving: DynamicS
     _log.info("serving securely on %s:%d", options.bind_address, options.secure_port)
 
 
+def _live_reload(options: ServeOptions, rules_sha256: str, discovery: Discovery, services: Services,
+                 stack: contextlib.AsyncExitStack) -> RuleReloader:
+    """Watch the rule file: new rules reach discovery (swapped in with its next relist, started
+    at once) and the resource-metrics service; adding or removing resourceRules is refused."""
+    async def apply(compiled: CompiledConfig) -> None:
+        if (compiled.resource is None) != (services.resource is None):
+            raise ReloadRefused("adding or removing resourceRules changes the served API groups: restart the "
+                                "adapter to apply it")
+        if services.resource is not None and compiled.resource is not None:
+            services.resource.use_rules(compiled.resource)
+        await discovery.use_rules(compiled)
+
+    reloader = RuleReloader(str(options.config), loaded_sha256=rules_sha256, apply=apply,
+                            interval=options.config_reload_interval, clock=time.time)
+    if options.config_reload_interval > 0:
+        task = asyncio.create_task(reloader.run(), name="rule-file-reload")
+        stack.callback(task.cancel)
+    return reloader
+
+
 async def serve(options: ServeOptions, compiled: CompiledConfig, *,
-                stop: asyncio.Event | None = None) -> None:
+                stop: asyncio.Event | None = None, rules_sha256: str = "") -> None:
     """Run until `stop` is set or SIGTERM/SIGINT arrives; close everything in reverse order."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -271,8 +291,10 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
         stack.push_async_callback(caches.stop)
         caches.prewarm(("", "pods"), ("", "nodes"))
         prometheus, discovery = await _metrics_backend(options, compiled, telemetry, stack)
+        services = _services(compiled, lambda: discovery.snapshot, prometheus, caches, telemetry)
+        reloader = _live_reload(options, rules_sha256, discovery, services, stack)
         telemetry.add_state(StateSource(relist=_relist_state(discovery), registry=_registry_state(discovery),
-                                        caches=caches.sizes))
+                                        caches=caches.sizes, rules=reloader.state))
         ctx = ServerContext(
             telemetry=telemetry, authenticator=authenticator, authorizer=authorizer,
             anonymous=options.anonymous_auth, groups=Groups(resource=compiled.resource is not None),
@@ -280,7 +302,7 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
             readiness={"metric-discovery": discovery.freshness,
                        "shutdown": lambda: (not stop.is_set(), "shutting down")},
             version=_version_info(), max_inflight=options.max_inflight)
-        app = build_app(ctx, _services(compiled, lambda: discovery.snapshot, prometheus, caches, telemetry))
+        app = build_app(ctx, services)
         await _listen(app, options, serving, stack)
         await stop.wait()
         if options.shutdown_delay > 0:

@@ -1,4 +1,5 @@
-"""Series discovery: `registry` (pure immutable snapshot of exposed metrics) and `relist`
-(the periodic Prometheus relist that builds and swaps it)."""
+"""Series discovery: `registry` (pure immutable snapshot of exposed metrics), `relist`
+(the periodic Prometheus relist that builds and swaps it) and `reload` (live reload of the rule
+file, whose rules the next relist swaps in)."""
 
-__all__ = ["registry", "relist"]
+__all__ = ["registry", "relist", "reload"]

@@ -108,7 +108,7 @@ class Discovery:
         self._snapshot = Registry.empty()
         self._stats = DiscoveryStats()
         self._task: asyncio.Task[None] | None = None
-        self._queries = compiled.series_queries
+        self._relisting = asyncio.Lock()  # a reload's relist and the loop's never interleave
 
     @property
     def snapshot(self) -> Registry:
@@ -161,17 +161,28 @@ class Discovery:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
+    async def use_rules(self, compiled: CompiledConfig) -> bool:
+        """New rules (a reloaded rule file): relist with them now; the registry built from them
+        replaces the current one only if that relist succeeds (else the next one retries)."""
+        self._compiled = compiled
+        return await self.relist()
+
     async def relist(self) -> bool:
         """One relist; swaps the snapshot on success. Returns whether it succeeded."""
+        async with self._relisting:
+            return await self._relist_once()
+
+    async def _relist_once(self) -> bool:
         started = self._clock()
         end = started
         start = end - self.max_age
+        compiled = self._compiled
         try:
             async with asyncio.timeout(self._relist_timeout):
                 digests = dict(await asyncio.gather(
-                    *(self._fetch(query, start, end) for query in self._queries)))
+                    *(self._fetch(query, start, end) for query in compiled.series_queries)))
             await self._check_suspect_empties(digests, start)
-            registry = build_registry_from_digests(self._compiled, digests, created_at=started)
+            registry = build_registry_from_digests(compiled, digests, created_at=started)
         except (PrometheusError, TimeoutError) as err:
             if isinstance(err, TimeoutError):
                 err = PrometheusTimeout(f"relist took longer than {self._relist_timeout:g}s")

@@ -29,6 +29,7 @@ class OptionsError(ValueError):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeOptions:
     config: Path
+    config_reload_interval: float
     bind_address: str
     secure_port: int
     max_inflight: int
@@ -66,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m adapter", description=(
         "Serve custom.metrics.k8s.io, external.metrics.k8s.io and metrics.k8s.io from Prometheus."))
     parser.add_argument("--config", required=True, help="rule file (prometheus-adapter format)")
+    parser.add_argument("--config-reload-interval", default="10s",
+                        help="how often the rule file is checked for changes and reloaded live; 0 turns "
+                             "live reload off (extension)")
     parser.add_argument("--v", type=int, default=0, help="log verbosity (0 info, 4+ debug)")
     serving = parser.add_argument_group("Secure serving")
     serving.add_argument("--bind-address", default="0.0.0.0")
@@ -172,7 +176,8 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
     )
     kubeconfig = args.kubeconfig or None
     return ServeOptions(
-        config=Path(args.config), bind_address=args.bind_address, secure_port=args.secure_port,
+        config=Path(args.config), config_reload_interval=_duration(args, "config_reload_interval"),
+        bind_address=args.bind_address, secure_port=args.secure_port,
         max_inflight=args.max_requests_inflight,
         shutdown_delay=_duration(args, "shutdown_delay_duration"),
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,

@@ -14,7 +14,9 @@ Exposed at `/metrics`:
   prometheus-adapter's metric freshness histogram does);
 - state read at scrape time through callbacks: relist duration/failures/suspect empty answers/
   last success, whether the served registry is stale (`registry_stale`) and its age
-  (`registry_age_seconds`), registry size (custom/external metrics, series), watch-cache sizes.
+  (`registry_age_seconds`), registry size (custom/external metrics, series), watch-cache sizes,
+  the rule file in force (`rule_file_info{sha256}`) and its live reloads
+  (`rule_file_last_reload_success`, `..._timestamp_seconds`, `rule_file_reloads_total{result}`).
 
 Non-goals: exposition of the Python process collectors (they read /proc at construction, which
 style practice 12 forbids in constructors; the scrape target's own exporter covers them).
@@ -31,6 +33,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from adapter.discovery.reload import ReloadState
 from adapter.prometheus.api import BackendHealth, PrometheusAPI, Sample, SeriesSink
 
 if TYPE_CHECKING:
@@ -49,6 +52,8 @@ class StateSource:
     relist: Callable[[], Mapping[str, float | None]] = field(default=lambda: {})
     registry: Callable[[], Mapping[str, float]] = field(default=lambda: {})
     caches: Callable[[], Mapping[str, int]] = field(default=lambda: {})
+    #: the rule file in force and the last live reload
+    rules: Callable[[], ReloadState] | None = None
 
 
 class _StateCollector(Collector):
@@ -84,6 +89,27 @@ class _StateCollector(Collector):
         for resource, value in sorted(self._source.caches().items()):
             caches.add_metric([resource], float(value))
         yield caches
+        if self._source.rules is not None:
+            yield from _rule_file_metrics(self._source.rules())
+
+
+def _rule_file_metrics(state: ReloadState) -> Iterable[Metric]:
+    """The loaded rule file's hash and the last live reload's outcome."""
+    loaded = GaugeMetricFamily(f"{_NS}_rule_file_info", "The rule file in force (label: its SHA-256).",
+                               labels=["sha256"])
+    loaded.add_metric([state.sha256], 1.0)
+    yield loaded
+    if state.last_result:
+        yield GaugeMetricFamily(f"{_NS}_rule_file_last_reload_success",
+                                "1 if the last changed rule file was loaded, 0 if it was refused.",
+                                value=1.0 if state.last_result == "success" else 0.0)
+        yield GaugeMetricFamily(f"{_NS}_rule_file_last_reload_timestamp_seconds",
+                                "Unix time of the last reload attempt.", value=float(state.last_time or 0.0))
+    reloads = CounterMetricFamily(f"{_NS}_rule_file_reloads", "Changed rule files seen, by result.",
+                                  labels=["result"])
+    reloads.add_metric(["success"], float(state.successes))
+    reloads.add_metric(["failure"], float(state.failures))
+    yield reloads
 
 
 class Telemetry:

@@ -105,6 +105,12 @@ class ResourceMetricsService:
         # template: done once per (resource, level), not for every namespace of every request.
         self._result_labels: dict[tuple[str, str], query.ResultLabels] = {}
 
+    def use_rules(self, rules: CompiledResourceRules) -> None:
+        """Rules from a reloaded rule file: later requests render their queries from them."""
+        self._rules = rules
+        self._queries = LRUCache(KEPT_QUERIES)
+        self._result_labels = {}
+
     # --- pods -----------------------------------------------------------------------------
 
     async def list_pods(self, namespace: str | None, options: ResourceQuery) -> PodMetricsList:
