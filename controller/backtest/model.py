@@ -21,6 +21,7 @@ import re
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from controller.algorithm.spec import (
@@ -30,10 +31,14 @@ from controller.algorithm.pods import PodMetric
 from controller.backtest.resolve import MetricQuery, QueryKind
 from kubecommon.quantity import milli_from_float
 
-__all__ = ["Accumulator", "Gap", "Grid", "LoadModel", "MetricHistory", "Series", "assumption_for", "gaps"]
+__all__ = ["Accumulator", "Gap", "Grid", "LoadModel", "MetricHistory", "Series", "assumption_for", "gaps", "iso_time"]
 
 # One range-query answer: (labels, [[unix seconds, "value"], ...]) per series.
 Series = tuple[Mapping[str, str], Sequence[Sequence[Any]]]
+
+
+def iso_time(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,21 +188,23 @@ class LoadModel:
         return a.total[i] / 1000.0 if a is not None and a.present[i] else None
 
     def observations(self, i: int, replicas: int) -> tuple[Observation, ...]:
-        now = self._grid.time(i)
-        return tuple(self._observe(k, h, i, replicas, now) for k, h in zip(self._kinds, self._histories))
-
-    def _observe(self, kind: QueryKind, h: MetricHistory, i: int, replicas: int, now: float) -> Observation:
-        if not h.present[i]:
-            return FetchFailure(message=f"no sample in history at {now:g} (gap)")
-        if kind is QueryKind.OBJECT:
-            return ObjectSample(value=int(h.total[i]), timestamp=now)
-        if kind is QueryKind.EXTERNAL:
-            return ExternalSamples(values=(int(h.total[i]),), timestamp=now)
-        reporting = h.pods[i]
+        """What each metric shows at tick `i` when `replicas` pods run (one call per simulated sync)."""
+        now = self._grid.start + i * self._grid.step
         actual = self.actual_replicas(i)
-        demand = h.total[i] / reporting * (actual if actual is not None else reporting)
-        sample = PodMetric(value=int(demand / max(replicas, 1)), timestamp=now, window=self._window)
-        return PodSamples(values=dict.fromkeys(self.pod_names(replicas), sample))
+        out: list[Observation] = []
+        for kind, h in zip(self._kinds, self._histories):
+            if not h.present[i]:
+                out.append(FetchFailure(message=f"no sample in history at {iso_time(now)} (gap)"))
+            elif kind is QueryKind.PER_POD:
+                reporting = h.pods[i]
+                demand = h.total[i] / reporting * (actual if actual is not None else reporting)
+                sample = PodMetric(value=int(demand / max(replicas, 1)), timestamp=now, window=self._window)
+                out.append(PodSamples(values=dict.fromkeys(self.pod_names(replicas), sample)))
+            elif kind is QueryKind.OBJECT:
+                out.append(ObjectSample(value=int(h.total[i]), timestamp=now))
+            else:
+                out.append(ExternalSamples(values=(int(h.total[i]),), timestamp=now))
+        return tuple(out)
 
     def first_actual(self) -> int | None:
         """The replicas at the first tick: the flag/query, else the pods reporting a per-pod metric."""

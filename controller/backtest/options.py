@@ -152,12 +152,15 @@ def parse_options(argv: Sequence[str], *, now: float) -> Options:
         if not sep:
             raise OptionsError(f"--prometheus-header: expected KEY=VALUE, got {item!r}")
         headers[key] = value
+    explain_at = None if ns.explain_at is None else parse_time(ns.explain_at, now=now)
+    if explain_at is not None and not start <= explain_at <= end:
+        raise OptionsError(f"--explain-at {ns.explain_at} is outside --from .. --to")
     if ns.actual_replicas is not None and ns.actual_replicas < 0:
         raise OptionsError("--actual-replicas must not be negative")
     return Options(
         spec_file=ns.filename, compare_file=ns.compare, prometheus_url=ns.prometheus_url, rules_file=ns.rules,
         start=start, end=end, step=step,
-        explain_at=None if ns.explain_at is None else parse_time(ns.explain_at, now=now),
+        explain_at=explain_at,
         node_allocatable=parse_resources(ns.node_allocatable, "--node-allocatable"),
         pod_requests=parse_resources(ns.pod_requests, "--pod-requests"),
         actual_replicas=ns.actual_replicas, actual_replicas_query=ns.actual_replicas_query,

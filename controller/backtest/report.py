@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from controller.backtest.model import Gap
+from controller.backtest.model import iso_time as fmt_time
 from controller.backtest.simulate import Timeline
 from controller.backtest.summary import Summary
 
@@ -52,10 +52,6 @@ class Report:
     actual_source: str
     per_node: int | None
     flap_window: float
-
-
-def fmt_time(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def fmt_seconds(seconds: float) -> str:

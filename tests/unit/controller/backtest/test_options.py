@@ -37,6 +37,8 @@ def test_resources_and_durations_become_milli_units_and_seconds() -> None:
     pytest.param(["--from", "yesterday", "--to", "now"], "use RFC 3339", id="unknown time"),
     pytest.param(["--from", "now-1h", "--to", "now", "--step", "15x"], "--step", id="bad step"),
     pytest.param(["--from", "now-1h", "--to", "now", "--pod-requests", "gpu=1"], "expected cpu=", id="bad resource"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--explain-at", "now-2h"], "outside --from .. --to",
+                 id="explain a moment not replayed"),
 ])
 def test_bad_flags_are_explained(extra: list[str], says: str) -> None:
     with pytest.raises(OptionsError, match=None) as caught:
