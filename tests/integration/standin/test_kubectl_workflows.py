@@ -1,7 +1,7 @@
 """kubectl's everyday workflows against the stand-in, through the real kubectl: `apply -f` of a
 `kind: List` (validated client-side against /openapi/v2), `explain` of a CRD (openapi v3 and the
 v2 fallback), `get` with a CRD's printer columns, and `wait --for=condition` on custom resources
-and Deployments."""
+and Deployments; then the chart's PromAutoscaler CRD through the same workflows."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 from tests.integration.standin.crds import GROUP, PLURAL, gadget, gadget_crd
 from tests.integration.standin.manifests import configmap, deployment
+from tests.paths import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -159,3 +160,53 @@ def test_wait_for_a_deployment_to_become_available(cluster, standin_namespace):
     out = cluster.kubectl("wait", "--for=condition=Available", "deployment/web", "-n",
                           standin_namespace, "--timeout=30s")
     assert out.stdout.strip() == "deployment.apps/web condition met"
+
+
+CHART_CRD = REPO / "charts" / "prom-autoscaler" / "crds" / "promautoscalers.yaml"
+
+
+def _pas(**spec):
+    base = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 5, "metrics": [{"type": "Pods", "pods": {
+                "metric": {"name": "requests_per_second"},
+                "target": {"type": "AverageValue", "averageValue": "10"}}}]}
+    base.update(spec)
+    return {"apiVersion": "autoscaling.prom-autoscaler.io/v1alpha1", "kind": "PromAutoscaler",
+            "metadata": {"name": "web"}, "spec": {k: v for k, v in base.items() if v is not None}}
+
+
+@pytest.fixture(scope="module")
+def with_chart_crd(kube_standin):
+    kube_standin.kubectl("apply", "-f", str(CHART_CRD))
+    kube_standin.kubectl("wait", "--for=condition=Established",
+                         "crd/promautoscalers.autoscaling.prom-autoscaler.io")
+    return kube_standin
+
+
+def test_chart_crd_defaults_columns_and_explain(with_chart_crd, standin_namespace):
+    with_chart_crd.apply(_pas(), namespace=standin_namespace)
+    spec = json.loads(with_chart_crd.kubectl("get", "pas", "web", "-n", standin_namespace,
+                                             "-o", "json").stdout)["spec"]
+    assert (spec["minReplicas"], spec["syncPeriodSeconds"], spec["mode"]) == (1, 15, "Active")
+    header = with_chart_crd.kubectl("get", "pas", "-n", standin_namespace).stdout.split("\n")[0]
+    assert header.split() == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS",
+                              "MODE", "REASON", "AGE"]
+    explained = with_chart_crd.kubectl("explain", "promautoscalers.spec.behavior").stdout
+    assert "KIND:       PromAutoscaler" in explained and "scaleDown" in explained
+
+
+@pytest.mark.parametrize("spec, reported", [
+    pytest.param({"maxReplicas": None}, "spec.maxReplicas: Required value", id="required"),
+    pytest.param({"minReplicas": 7}, 'spec: Invalid value: "object": minReplicas must be less '
+                 "than or equal to maxReplicas", id="cel-rule"),
+    pytest.param({"mode": "Sometimes"}, 'spec.mode: Unsupported value: "Sometimes"', id="enum"),
+    pytest.param({"syncPeriodSeconds": 1}, "spec.syncPeriodSeconds: Invalid value: 1: "
+                 "spec.syncPeriodSeconds in body should be greater than or equal to 3",
+                 id="minimum"),
+])
+def test_chart_crd_rejects_bad_specs_naming_the_field(with_chart_crd, standin_namespace, spec,
+                                                      reported):
+    out = with_chart_crd.kubectl("apply", "-n", standin_namespace, "-f", "-", check=False,
+                                 input=json.dumps(_pas(**spec)))
+    assert out.returncode == 1
+    assert 'The PromAutoscaler "web" is invalid' in out.stderr and reported in out.stderr
