@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from controller.algorithm import ControllerConfig, Decision, Outcome, complete, decide, failed_get_scale
@@ -119,6 +119,8 @@ class Reconciler:
         scale_write = WriteResult.NONE
         if decision.write and hold is None and not shadow:
             decision, scale_write = await self._write_scale(obj, decision, read.scale)
+        elif decision.write and hold is Result.PREVIEW:  # status shows what it would scale to
+            decision = replace(decision, status=replace(decision.status, desired_replicas=decision.desired_replicas))
         if scale_write is WriteResult.SKIPPED_NOT_LEADER:
             return SyncOutcome(key=obj.key, result=Result.NOT_LEADER, scale_write=scale_write)
         state.history = decision.history

@@ -94,6 +94,8 @@ async def test_gates_write_nothing_to_the_scale(extra: dict[str, object], confli
     assert event in w.events.reasons(KEY)
     assert "SuccessfulRescale" not in w.events.reasons(KEY)
     assert out.report is not None and out.report.decision.desired_replicas == 6, "the decision is still recorded"
+    if result is Result.PREVIEW:
+        assert w.obj_json["status"]["desiredReplicas"] == 6, "Preview shows what it would scale to"
 
 
 async def test_unpausing_resumes_scaling_with_an_event() -> None:
