@@ -11,6 +11,7 @@ literals, timestamps and durations, optional types, string formatting. Pure.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable
 
@@ -140,7 +141,9 @@ class _Parser:
         raise CelError(f"unexpected token {text!r}")
 
 
+@functools.lru_cache(maxsize=512)
 def parse(text: str) -> Node:
+    """The rule's syntax tree (cached: the same CRD rules are evaluated on every write)."""
     parser = _Parser(text)
     node = parser.expr()
     if parser.pos != len(parser.tokens):

@@ -26,6 +26,7 @@ Causes = list[tuple[str, str]]
 _ROOT_KEPT = ("apiVersion", "kind", "metadata")
 _PRESERVE = "x-kubernetes-preserve-unknown-fields"
 _INT_OR_STRING = "x-kubernetes-int-or-string"
+_COMBINATORS = frozenset({"allOf", "anyOf", "oneOf", "not"})
 
 
 def _join(path: str, key: str) -> str:
@@ -306,7 +307,7 @@ def _check_object(value: dict[str, Any], schema: Schema, path: str, causes: Caus
 
 
 def _check_combinators(value: Any, schema: Schema, path: str, causes: Causes) -> None:
-    if schema.get(_INT_OR_STRING):
+    if schema.get(_INT_OR_STRING) or not _COMBINATORS.intersection(schema):
         return  # anyOf [integer, string] only restates the int-or-string type
     for sub in schema.get("allOf") or []:
         _check(value, sub, path, causes)
