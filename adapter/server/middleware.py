@@ -78,7 +78,10 @@ async def request_pipeline(request: web.Request, handler: Handler) -> web.Stream
     ctx = request.app[CONTEXT]
     loop = asyncio.get_running_loop()
     started = loop.time()
-    info = derive_request_info(request.method, request.path, request.query)
+    try:
+        info = derive_request_info(request.method, request.path, request.query)
+    except StatusError as err:  # e.g. `/apis/<g>/<v>/watch` alone: kube-apiserver's 500
+        return status_response(err)
     request[REQUEST_INFO] = info
     try:
         response = await _filtered(request, handler, ctx, info)

@@ -18,7 +18,7 @@ from typing import Any
 from adapter.kube.identity import UserInfo
 from kubecommon.fieldselectors import parse_field_selector
 from kubecommon.selectors import SelectorError
-from kubecommon.status import Forbidden
+from kubecommon.status import Forbidden, InternalError
 
 __all__ = ["RequestInfo", "derive_request_info", "forbidden", "review_spec"]
 
@@ -28,7 +28,7 @@ _SPECIAL_VERBS = frozenset({"proxy", "watch"})
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 _VERB_BY_METHOD = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update",
                    "PATCH": "patch", "DELETE": "delete"}
-_TRUE = frozenset({"true", "1", "t", "T", "TRUE", "True"})
+_NOT_WATCH = frozenset({"false", "0"})  # any other `watch` value, even empty, is a watch
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,7 +52,9 @@ def _split_path(path: str) -> list[str]:
 
 
 def derive_request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
-    """RequestInfoFactory.NewRequestInfo for a decoded URL path."""
+    """RequestInfoFactory.NewRequestInfo for a decoded URL path (InternalError where it fails).
+
+    tests/cases/requestinfo.yaml is the table of cases this and the stand-in's copy must pass."""
     non_resource = RequestInfo(is_resource_request=False, path=path, verb=method.lower())
     parts = _split_path(path)
     if len(parts) < 3 or parts[0] not in _API_PREFIXES:
@@ -65,8 +67,9 @@ def derive_request_info(method: str, path: str, query: Mapping[str, str]) -> Req
         group, parts = parts[0], parts[1:]
     version, parts = parts[0], parts[1:]
     if parts and parts[0] in _SPECIAL_VERBS:
-        if len(parts) < 2:
-            return non_resource  # upstream errors here; treat as non-resource (GET only anyway)
+        if len(parts) < 2:  # kube-apiserver answers 500 "failed to create RequestInfo"
+            raise InternalError.wrapping(
+                f"failed to create RequestInfo: unable to determine kind and namespace from url, {path}")
         verb, parts = parts[0], parts[1:]
     else:
         verb = _VERB_BY_METHOD.get(method.upper(), "")
@@ -80,7 +83,8 @@ def derive_request_info(method: str, path: str, query: Mapping[str, str]) -> Req
     name = parts[1] if len(parts) >= 2 else ""
     subresource = parts[2] if len(parts) >= 3 and verb != "proxy" else ""
     if not name and verb == "get":
-        verb = "watch" if query.get("watch", "") in _TRUE else "list"
+        watch = query.get("watch")
+        verb = "watch" if watch is not None and watch.lower() not in _NOT_WATCH else "list"
         name = _name_from_field_selector(query.get("fieldSelector", ""))
     if not name and verb == "delete":
         verb = "deletecollection"
