@@ -13,10 +13,11 @@ backoff (1 s doubling up to the interval) instead of a whole interval, so a Prom
 down at start is picked up quickly.
 
 An empty answer to a query that found series in the snapshot is suspect: right after a restart
-Prometheus answers `/api/v1/series` with nothing before its WAL is replayed, and a Prometheus
+Prometheus answers `/api/v1/series` with nothing before its WAL is replayed, a restarted one has
+no samples for the time it was down (a short look-back window may fall into that hole), and one
 restarted on empty storage knows nothing older than its start. So when any query comes back
-empty that way, the backend's health is read: if it is not ready, or holds data only since after
-the look-back window began, the relist counts as failed (`suspect_total`) and the previous
+empty that way, the backend's health is read: if it is not ready, or has been scraping only since
+after the look-back window began, the relist counts as failed (`suspect_total`) and the previous
 snapshot stays until a relist succeeds against a ready Prometheus that covers the window. Series
 that really stopped disappear once that is the case. A relist that finds no series at all with
 no previous series (nothing scraped yet) is swapped in, and the next one comes after the short
@@ -216,7 +217,7 @@ class Discovery:
         if health.ready is False:
             why = "Prometheus is not ready"
         elif health.covered_since is not None and health.covered_since > start:
-            why = (f"Prometheus holds data only for the last {self._clock() - health.covered_since:.0f}s "
+            why = (f"Prometheus has been up only for the last {self._clock() - health.covered_since:.0f}s "
                    f"of the {self.max_age:g}s look-back window")
         else:
             return  # a ready backend that covers the window: those series really stopped

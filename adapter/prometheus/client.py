@@ -190,10 +190,11 @@ class PrometheusClient:
             raise errors.PrometheusBadResponse(str(exc), path=path) from None
 
     async def health(self) -> BackendHealth:
-        """`/-/ready`, then `/api/v1/status/runtimeinfo` and `/status/tsdb` for the data coverage.
+        """`/-/ready`, then `/api/v1/status/runtimeinfo` for the data coverage (its start time:
+        whatever happened before it, a restart's gap or empty storage, is not scraped data).
 
-        A backend that serves none of these (Thanos, Mimir, a proxy) says nothing (None), and
-        one that cannot be reached is not ready.
+        A backend that serves neither (Thanos, Mimir, a proxy) says nothing (None), and one that
+        cannot be reached is not ready.
         """
         try:
             ready = await self._request("/-/ready", "", _ready_from_status, get_only=True)
@@ -201,13 +202,10 @@ class PrometheusClient:
                 return BackendHealth(ready=False)
             started = await self._request("/api/v1/status/runtimeinfo", "", _status_field(
                 lambda data: _rfc3339(data.get("startTime"))), get_only=True)
-            head = await self._request("/api/v1/status/tsdb", "", _status_field(
-                lambda data: _head_min_time(data.get("headStats"))), get_only=True)
         except errors.PrometheusError as err:
             log.info("prometheus health: %s", err)
             return BackendHealth(ready=False)
-        known = [t for t in (started, head) if t is not None]
-        return BackendHealth(ready=ready, covered_since=min(known) if known else None)
+        return BackendHealth(ready=ready, covered_since=started)
 
     # -- internals --------------------------------------------------------------------------
     async def _query(self, promql: str, at: float | None) -> list[Sample]:
@@ -373,14 +371,6 @@ def _rfc3339(text: Any) -> float | None:
         return datetime.fromisoformat(str(text)).timestamp()
     except ValueError:
         return None
-
-
-def _head_min_time(head: Any) -> float | None:
-    """The oldest in-memory sample (ms); an empty head says max int64: no data at all."""
-    if not isinstance(head, Mapping) or not isinstance(head.get("minTime"), int):
-        return None
-    minimum: int = head["minTime"]
-    return None if minimum >= 2**62 else minimum / 1000.0
 
 
 def _fmt_seconds(value: float) -> str:

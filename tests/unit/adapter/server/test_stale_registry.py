@@ -47,15 +47,13 @@ async def test_client_reads_readiness_and_data_coverage() -> None:
     from adapter.prometheus.settings import PrometheusSettings
     from tests.unit.adapter.prom_http import FakePromHTTP, Recorded, json_response
 
-    state = {"ready": 200, "head": 1_700_000_000_000}
+    state = {"ready": 200}
 
     async def handler(req: Recorded) -> web.StreamResponse:
         if req.path == "/-/ready":
             return web.Response(status=state["ready"], text="x")
         if req.path == "/api/v1/status/runtimeinfo":
             return json_response({"status": "success", "data": {"startTime": "2023-11-14T22:13:20.5Z"}})
-        if req.path == "/api/v1/status/tsdb":
-            return json_response({"status": "success", "data": {"headStats": {"minTime": state["head"]}}})
         return web.Response(status=404)
 
     fake = await FakePromHTTP(handler=handler).start()
@@ -63,8 +61,6 @@ async def test_client_reads_readiness_and_data_coverage() -> None:
     await client.start()
     try:
         start = 1_700_000_000.5  # 2023-11-14T22:13:20.5Z
-        assert await client.health() == BackendHealth(ready=True, covered_since=start - 0.5)
-        state["head"] = 2**63 - 1  # an empty head: data only since the start
         assert await client.health() == BackendHealth(ready=True, covered_since=start)
         state["ready"] = 503
         assert await client.health() == BackendHealth(ready=False)
