@@ -39,8 +39,9 @@ SWITCHES = [pytest.param(a, c, p, id=f"adapter-{'on' if a else 'off'}-controller
 
 
 def _switches(adapter: bool, controller: bool, preview: bool) -> dict[str, Any]:
+    # readNativeHpas off, so the HPA rule shows what the preview switch alone grants.
     return {"adapter": {"enabled": adapter},
-            "controller": {"enabled": controller, "previewNativeHpas": preview}}
+            "controller": {"enabled": controller, "previewNativeHpas": preview, "rbac": {"readNativeHpas": False}}}
 
 
 def _controller_container(rendered: Rendered) -> dict[str, Any]:
@@ -211,9 +212,13 @@ def test_controller_rbac_is_what_it_needs(quick_render: Callable[..., Rendered])
     # Never more than it needs: no secrets, no writes to workloads themselves, no wildcard verbs.
     for group, resource, verb in (("", "secrets", "get"), ("apps", "deployments", "update"),
                                   (CRD_GROUP, "promautoscalers", "update"), ("", "pods", "delete"),
-                                  ("autoscaling", "horizontalpodautoscalers", "list")):
+                                  ("autoscaling", "horizontalpodautoscalers", "update")):
         assert not _grants(role, group, resource, verb), (group, resource, verb)
     assert all("*" not in rule["verbs"] for rule in role["rules"])
+    # Native HPAs are read for the conflict guard unless turned off (then only with the preview).
+    assert _grants(role, "autoscaling", "horizontalpodautoscalers", "watch")
+    blind = _controller_role(quick_render({"controller": {"rbac": {"readNativeHpas": False}}}))
+    assert not _grants(blind, "autoscaling", "horizontalpodautoscalers", "list")
 
 
 def test_lease_rights_stay_in_the_release_namespace(quick_render: Callable[..., Rendered]) -> None:
