@@ -62,6 +62,7 @@ _HPA = ResourceInfo(group="autoscaling", version="v2", resource="horizontalpodau
                     namespaced=True)  # fmt: skip
 _PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
 _DRAIN_SECONDS = 10.0
+_COALESCE_SECONDS = 0.05
 _USER_AGENT = "prom-autoscaler-controller"
 
 
@@ -127,8 +128,18 @@ class Controller:
         self.hpa_cache = self._watch(HPA_KIND, _HPA)
 
     def _watch(self, kind: str, info: ResourceInfo) -> ObjectCache:
-        def changed(cache: ObjectCache) -> None:
+        """A watch cache whose changes reach the loop at most every `_COALESCE_SECONDS`: the loop
+        diffs the whole cache, and each status write comes back as a watch event."""
+        pending = asyncio.Event()  # set while a flush is scheduled
+
+        def flush() -> None:
+            pending.clear()
             self.loop.on_cache_change(kind, cache.list(None))
+
+        def changed(_: ObjectCache) -> None:
+            if not pending.is_set():
+                pending.set()
+                asyncio.get_running_loop().call_later(_COALESCE_SECONDS, flush)
 
         cache = ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
                             on_change=changed)  # fmt: skip
@@ -162,6 +173,15 @@ class Controller:
         self.events.start()
         for cache in self.caches:
             cache.start()
+        try:
+            await self._wait_synced()
+            await self._serve(stop)
+        finally:
+            await self.events.stop()
+            for cache in self.caches:
+                await cache.stop()
+
+    async def _wait_synced(self) -> None:
         for cache in list(self.caches):
             try:
                 await cache.wait_synced(self.options.cache_sync_timeout)
@@ -171,6 +191,9 @@ class Controller:
                 _log.warning("cannot read native HPAs (%s): the conflict guard covers PromAutoscalers only", err)
                 await cache.stop()
                 self.caches.remove(cache)
+
+    async def _serve(self, stop: asyncio.Event) -> None:
+        """Lead or stand by until `stop`; then drain, checkpoint and release the Lease."""
         dispatcher = asyncio.create_task(self.pool.run(), name="dispatcher")
         election = asyncio.create_task(self._lead(), name="election")
         await stop.wait()
@@ -179,16 +202,13 @@ class Controller:
         with contextlib.suppress(asyncio.CancelledError):
             await dispatcher
         await self.pool.drain(_DRAIN_SECONDS)
-        saved = await self.reconciler.checkpoint_all()
+        saved = await self.reconciler.checkpoint_all()  # is_leader() holds until the renew deadline
         self.telemetry.checkpoints.inc(saved)
         election.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await election
-        await self.events.stop()
         if self.elector is not None:
             await self.elector.release()
-        for cache in self.caches:
-            await cache.stop()
 
     async def _lead(self) -> None:
         if self.elector is None:
