@@ -239,3 +239,17 @@ async def test_a_previewed_native_hpa_is_decided_but_nothing_is_written_or_annou
     assert out.report is not None and out.report.decision.desired_replicas == 6
     doc = decision_document(out.report)
     assert (doc["hpaDesiredReplicas"], doc["lastDecision"]["desiredReplicas"], doc["writesScale"]) == (3, 6, False)
+
+
+async def test_regained_leadership_restores_history_from_status() -> None:
+    w = World(obj_json=pas_json(behavior=DOWN_ONE_POD_PER_10_MIN))
+    w.set_replicas(5)
+    w.observe(10_000)
+    await w.sync()
+    assert w.replicas() == 4
+    assert w.reconciler is not None
+    w.reconciler.forget_all()  # lost the Lease, then won it back
+    w.now += 60
+    await w.sync()
+    assert w.replicas() == 4, "the scale-down a minute ago still counts against the policy"
+    assert w.events.reasons(KEY).count("StateRestored") == 1
