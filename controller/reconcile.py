@@ -124,7 +124,8 @@ class Reconciler:
         if scale_write is WriteResult.SKIPPED_NOT_LEADER:
             return SyncOutcome(key=obj.key, result=Result.NOT_LEADER, scale_write=scale_write)
         state.history = decision.history
-        state.fresh_restore = False
+        if read.scale is not None:  # the initial-recommendation rule needed the current count
+            state.fresh_restore = False
         report = SyncReport(autoscaler=obj, decision=decision, extra_conditions=extra,
                             limiting_reason=limiting_reason(decision, paused=obj.paused), now=self._clock())  # fmt: skip
         state.last_report = report
