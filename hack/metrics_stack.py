@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -43,7 +44,7 @@ ADAPTER_SERVICE = ("monitoring", "prom-autoscaler")
 # Rules over the sample exporter's series (hack/sample_exporter.py): pods, services, namespaces and
 # deployments from request counters and gauges; nodes (cluster-scoped); external queue depth in two
 # flavours (namespaced and `namespaced: false`); cAdvisor/kubelet-style resource rules.
-RULES = r"""
+_CUSTOM_AND_EXTERNAL_RULES = r"""
 rules:
 - seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
   resources:
@@ -82,27 +83,22 @@ externalRules:
   resources:
     namespaced: false
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (namespace,queue)'
-resourceRules:
-  cpu:
-    containerQuery: 'sum(rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!=""}[1m])) by (<<.GroupBy>>)'
-    nodeQuery: 'sum(rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
-    resources:
-      overrides:
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-        node: {resource: node}
-    containerLabel: container
-  memory:
-    containerQuery: 'sum(container_memory_working_set_bytes{<<.LabelMatchers>>,container!=""}) by (<<.GroupBy>>)'
-    nodeQuery: 'sum(node_memory_working_set_bytes{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-    resources:
-      overrides:
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-        node: {resource: node}
-    containerLabel: container
-  window: 1m
 """
+
+#: The demo rule file: its `resourceRules` section is the one source of the resource rules the
+#: stack, the demo and the services' unit fixture serve (tests/unit/adapter/services/conftest.py).
+DEMO_RULES = REPO / "hack" / "demo" / "config.yaml"
+
+
+def demo_resource_rules() -> str:
+    """The demo rule file's `resourceRules:` section, verbatim (a top-level YAML block)."""
+    text = DEMO_RULES.read_text(encoding="utf-8")
+    section = text[text.index("\nresourceRules:\n") + 1:]
+    following = re.search(r"^\S", section[len("resourceRules:"):], flags=re.MULTILINE)
+    return section if following is None else section[:len("resourceRules:") + following.start()]
+
+
+RULES = _CUSTOM_AND_EXTERNAL_RULES + demo_resource_rules()
 
 
 class StandIn:

@@ -12,8 +12,9 @@ from kubecommon.kube.objects import KubeObject
 from adapter.prometheus.api import Sample
 from adapter.rules import compile_config
 from adapter.rules.compile import CompiledConfig
+from hack.metrics_stack import demo_resource_rules
 
-RULES = r"""
+_CUSTOM_AND_EXTERNAL_RULES = r"""
 rules:
 - seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
   resources:
@@ -38,27 +39,9 @@ externalRules:
   resources:
     namespaced: false
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
-resourceRules:
-  cpu:
-    containerQuery: 'sum(rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
-    nodeQuery: 'sum(rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
-    resources:
-      overrides:
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-        node: {resource: node}
-    containerLabel: container
-  memory:
-    containerQuery: 'sum(container_memory_working_set_bytes{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-    nodeQuery: 'sum(node_memory_working_set_bytes{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-    resources:
-      overrides:
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-        node: {resource: node}
-    containerLabel: container
-  window: 1m
 """
+# The resource rules: the demo rule file's, the one source the stack and the demo serve too.
+RULES = _CUSTOM_AND_EXTERNAL_RULES + demo_resource_rules()
 
 SERIES: Mapping[str, Sequence[Mapping[str, str]]] = {
     'http_requests_total{namespace!="",pod!=""}': [

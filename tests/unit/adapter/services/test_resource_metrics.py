@@ -19,11 +19,11 @@ NOW = 1787220999.0
 
 
 def _cpu(ns: str, names: str) -> str:
-    return f'sum(rate(container_cpu_usage_seconds_total{{namespace="{ns}",{names}}}[1m])) by (pod,container)'
+    return f'sum(rate(container_cpu_usage_seconds_total{{namespace="{ns}",{names},container!="",pod!=""}}[1m])) by (pod,container)'
 
 
 def _mem(ns: str, names: str) -> str:
-    return f'sum(container_memory_working_set_bytes{{namespace="{ns}",{names}}}) by (pod,container)'
+    return f'sum(container_memory_working_set_bytes{{namespace="{ns}",{names},container!="",pod!=""}}) by (pod,container)'
 
 
 def _service(prom: FakePrometheus, objects, *, large: int = 100) -> ResourceMetricsService:
@@ -117,13 +117,13 @@ async def test_label_and_field_selectors_filter_pods() -> None:
 async def test_large_pod_selection_queries_namespace_and_answers_identically() -> None:
     prom = _two_namespaces()
     extra = [sample(9, pod="other", container="x")]
-    prom.set_query(_cpu("some-ns", "").replace(",}", "}"), [*prom.queries[_cpu("some-ns", 'pod=~"pod1|pod3"')], *extra])
-    prom.set_query(_mem("some-ns", "").replace(",}", "}"), [*prom.queries[_mem("some-ns", 'pod=~"pod1|pod3"')], *extra])
+    prom.set_query(_cpu("some-ns", "").replace(",,", ","), [*prom.queries[_cpu("some-ns", 'pod=~"pod1|pod3"')], *extra])
+    prom.set_query(_mem("some-ns", "").replace(",,", ","), [*prom.queries[_mem("some-ns", 'pod=~"pod1|pod3"')], *extra])
     objects = _pods_two_namespaces()
     small = await _service(prom, objects).list_pods("some-ns", ResourceQuery())
     large = await _service(prom, objects, large=1).list_pods("some-ns", ResourceQuery())
     assert large == small and len(small.items) == 2
-    assert prom.query_calls[-1][0] == 'sum(container_memory_working_set_bytes{namespace="some-ns"}) by (pod,container)'
+    assert prom.query_calls[-1][0] == 'sum(container_memory_working_set_bytes{namespace="some-ns",container!="",pod!=""}) by (pod,container)'
 
 
 async def test_nodes_first_sample_counts_and_timestamp_is_the_earliest() -> None:
