@@ -77,6 +77,8 @@ class ApiProxy:
             asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
+        if not self._thread.is_alive() and not self._loop.is_closed():
+            self._loop.close()
 
     async def _start(self) -> None:
         context = ssl.create_default_context(cadata=self._ca_pem.decode())
@@ -93,12 +95,15 @@ class ApiProxy:
         self.url = f"http://127.0.0.1:{port}"
 
     async def _stop(self) -> None:
-        for task in list(self._handlers):
+        handlers = list(self._handlers)
+        for task in handlers:
             task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
         if self._runner is not None:
             await self._runner.cleanup()
         if self._session is not None:
             await self._session.close()
+        await asyncio.sleep(0.1)  # let the TLS transports finish closing before the loop goes
 
     # --- what tests use ---------------------------------------------------------------------------
     def inject_status(self, method: str, pattern: str, code: int = 409, count: int = 1) -> None:
