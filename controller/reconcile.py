@@ -198,7 +198,10 @@ class Reconciler:
             except (KubeError, OSError, asyncio.TimeoutError, ValueError) as err:
                 return FetchFailure(message=f"unable to fetch metric {plan.name}: {err}")
 
-        return tuple(await asyncio.gather(*(one(plan) for plan in obj.metric_plans)))
+        plans = obj.metric_plans
+        if len(plans) == 1:  # the common case: no task creation for one fetch
+            return (await one(plans[0]),)
+        return tuple(await asyncio.gather(*(one(plan) for plan in plans)))
 
     async def _write_scale(self, obj: Autoscaler, decision: Decision,
                            scale: ScaleInfo | None) -> tuple[Decision, WriteResult]:  # fmt: skip
