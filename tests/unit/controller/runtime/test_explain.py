@@ -8,6 +8,7 @@ from controller.explain import render
 from controller.kube.objects import HPA_KIND
 from controller.preview import decision_lookup, resolve_kind
 from controller.reconcile import SyncOutcome
+from controller.run.queue import Due
 from controller.reconcile_state import Result
 from controller.telemetry import ControllerTelemetry, build_http_app
 
@@ -52,6 +53,8 @@ async def test_http_endpoints() -> None:
     report = w.reconciler.last_report(KEY)
     assert report is not None
     telemetry.observe_sync(SyncOutcome(key=KEY, result=Result.SCALED, report=report), 0.01)
+    telemetry.observe_start(Due(key=KEY, due=10.0, started=10.4))
+    telemetry.set_leader(True)
     ready: list[str | None] = ["watch caches not synced: promautoscalers"]
     app = build_http_app(telemetry, ready=lambda: ready[0], healthy=lambda: None,
                          decision=decision_lookup(w.reconciler.last_report), queue_depth=lambda: 3)  # fmt: skip
@@ -63,6 +66,10 @@ async def test_http_endpoints() -> None:
         body = await (await client.get("/metrics")).text()
         assert 'prom_autoscaler_controller_desired_replicas{kind="PromAutoscaler",name="web",namespace="shop"} 6.0' in body
         assert "prom_autoscaler_controller_queue_depth 3.0" in body
+        assert "prom_autoscaler_controller_leader 1.0" in body
+        assert 'prom_autoscaler_controller_reconciliation_lateness_seconds_bucket{le="0.5"} 1.0' in body
+        assert 'prom_autoscaler_controller_reconciliation_lateness_seconds_bucket{le="0.25"} 0.0' in body
+        assert 'limiting_reason="ScaleUpLimit",outcome="scaled"' in body
         assert 'prom_autoscaler_controller_reconciliations_total{kind="PromAutoscaler",result="scaled"} 1.0' in body
         doc = await (await client.get("/debug/decisions/pas/shop/web")).json()
         assert doc["lastDecision"]["desiredReplicas"] == 6 and doc["explanation"]
