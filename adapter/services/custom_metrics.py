@@ -146,16 +146,19 @@ def _answer(request: CustomMetricRequest, kind: KindInfo, names: Sequence[str],
     # The sample's timestamp is the instant query's evaluation time (prometheus-adapter uses its
     # wall clock at response time: the same moment, give or take the query latency).
     # tuple.__new__ skips the NamedTuple's Python-level __new__: one MetricValue per object
-    found = [sample for name in names if (sample := samples.get(name)) is not None]
-    items = tuple([_new_tuple(MetricValue, (name, sample.timestamp, milli_from_float(sample.value)))
-                   for name in names if (sample := samples.get(name)) is not None
-                   and -MILLI_LIMIT < sample.value < MILLI_LIMIT])
-    if len(items) != len(found):
-        for sample in found:
-            if (reason := unusable(sample.value)) is not None:
-                dropped("custom", reason)
+    items: list[MetricValue] = []
+    append = items.append
+    for name in names:
+        sample = samples.get(name)
+        if sample is None:
+            continue
+        value = sample.value
+        if -MILLI_LIMIT < value < MILLI_LIMIT:  # False for NaN and ±Inf
+            append(_new_tuple(MetricValue, (name, sample.timestamp, milli_from_float(value))))
+        else:
+            dropped("custom", unusable(value) or "nan")
     return MetricValueList(kind=kind.kind, api_version=kind.api_version, namespace=request.namespace,
-                           metric=request.metric, selector=request.metric_selector, items=items)
+                           metric=request.metric, selector=request.metric_selector, items=tuple(items))
 
 
 def _by_name(samples: Sequence[Sample], label: str) -> dict[str, Sample]:
