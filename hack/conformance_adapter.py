@@ -25,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hack import conformance_adapter_cases as cases  # noqa: E402
+from hack import conformance_adapter_compare as compare  # noqa: E402
 from hack import conformance_adapter_files as files  # noqa: E402
 from hack import conformance_adapter_flags as flags  # noqa: E402
 from hack import conformance_adapter_services as services  # noqa: E402
@@ -270,10 +271,27 @@ CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
     }.items()
 }
 
-#: Expected keys present in upstream's cases that are deliberately not compared, and why.
-UNCHECKED_EXPECTED_KEYS: dict[str, str] = {
-    "log_contains": "upstream's Go log line; our log wording differs, the HTTP answer clients see is compared",
-}
+#: Expected keys the runner itself compares for every category, against the log lines the case's
+#: run produced (captured per case): `log_contains` a substring of one, `logged_error_prefix` a prefix.
+LOG_FIELDS = frozenset({"log_contains", "logged_error_prefix"})
+UNCHECKED_EXPECTED_KEYS: dict[str, str] = {}
+
+#: Deviations in log wording, with the same contract as DEVIATIONS: each maps one of our log
+#: lines to upstream's wording, and excuses a difference only when that reproduces the expectation.
+LOG_DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        name="prometheus-error-log-wording",
+        reason="a failed Prometheus call is logged with what was asked and the answer's path and HTTP "
+        "code (`unable to fetch metrics from prometheus (custom metric m for pods): /api/v1/query: "
+        "HTTP 414: ...`); upstream logs its client's error type (`bad_response: unknown response code "
+        "414`). Same event, same code; the client sees the same Status.",
+        normalise=lambda line, expected: re.sub(
+            r"^unable to fetch metrics from prometheus \([^)]*\): \S+: HTTP (\d+): .*$",
+            lambda m: m.group(0) if m.group(1) in ("400", "422", "503")
+            else f"unable to fetch metrics from prometheus: bad_response: unknown response code {m.group(1)}",
+            line) if isinstance(line, str) else line,
+    ),
+)
 
 
 def _unchecked_keys(case: Mapping[str, Any]) -> list[str]:
@@ -283,13 +301,15 @@ def _unchecked_keys(case: Mapping[str, Any]) -> list[str]:
     if checked is None or not isinstance(expected, dict):
         return []
     return sorted(str(k) for k in expected
-                  if k not in checked and k not in UNCHECKED_EXPECTED_KEYS and not str(k).startswith("_"))
+                  if k not in checked and k not in UNCHECKED_EXPECTED_KEYS and k not in LOG_FIELDS
+                  and k not in compare.PROVENANCE_FIELDS and not str(k).startswith("_"))
 
 
 def _deviation_for(case: Mapping[str, Any], expected: Any, got: Any) -> Deviation | None:
     for deviation in DEVIATIONS:
         try:
-            if deviation.applies(case) and got != expected and deviation.normalise(got, case) == expected:
+            if deviation.applies(case) and not compare.matches(expected, got) \
+                    and compare.matches(expected, deviation.normalise(got, case)):
                 return deviation
         except Exception:  # noqa: BLE001 - a case shape a normaliser did not expect excuses nothing
             continue
@@ -315,46 +335,108 @@ def run(path: Path) -> int:
     companion_fixtures, companion_cases = files.companions(Path(path))
     fixtures = {**companion_fixtures, **file_fixtures,
                 "__cases__": {**companion_cases, **files.index(case_list)}}
-    previous = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)  # services log backend errors; the verdict lines are the output
+    # Log lines go to the case's capture (log_contains, logged_error_prefix), never the output.
+    capture = _LogCapture()
+    previous_handlers, previous_level = logging.root.handlers[:], logging.root.level
+    logging.root.handlers[:] = [capture]
+    logging.root.setLevel(logging.DEBUG)
     try:
         for index, case in enumerate(case_list):
-            status, message = _run_case(case, fixtures)
+            capture.lines.clear()
+            status, message = _run_case(case, fixtures, capture.lines)
             counts[status] += 1
             # one line per case whatever the message holds (config errors span lines)
             message = " ".join(message.split("\n"))
             print(f"{status} {_case_id(case, index)}" + (f": {message}" if message else ""))
     finally:
-        logging.disable(previous)
+        logging.root.handlers[:] = previous_handlers
+        logging.root.setLevel(previous_level)
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
     return 1 if counts["FAIL"] else 0
 
 
-def _run_case(case: Any, fixtures: Mapping[str, Any]) -> tuple[str, str]:
+class _LogCapture(logging.Handler):
+    """Every log line of the case being run, as `<message>` text."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(record.getMessage())
+        except Exception:  # noqa: BLE001 - a badly formatted log call must not fail the case
+            self.lines.append(str(record.msg))
+
+
+def _refusal(case: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why the case cannot be judged before running it: a FAIL for what this runner does not know
+    (never a PASS on the part nobody looked at), a SKIP for what only a person can judge."""
+    category = case["category"]
+    expected, data = case.get("expected"), case.get("input", {})
+    if category not in compare.CATEGORIES:
+        return "FAIL", f"unknown category {category!r} (not in the case vocabulary, FIELDS.md)"
+    if not isinstance(expected, dict):
+        return "FAIL", f"`expected` is not an object (got {type(expected).__name__}); nothing can be compared"
+    unknown = sorted(str(k) for k in expected if k not in compare.EXPECTED_FIELDS and not str(k).startswith("_"))
+    if unknown:
+        return "FAIL", f"unknown expected field {', '.join(unknown)} (not in the case vocabulary, FIELDS.md)"
+    unknown = compare.unknown_input_fields(data)
+    if unknown:
+        return "FAIL", f"unknown input field {', '.join(unknown)} (not in the case vocabulary, FIELDS.md)"
+    prose = compare.prose_fields(expected)
+    if prose:
+        return "SKIP", f"prose expectation ({', '.join(prose)}): a person checks it"
+    if isinstance(data, dict) and compare.PROSE_INPUTS & {k for k, v in data.items() if isinstance(v, str)}:
+        return "SKIP", f"prose expectation: the case's input ({', '.join(sorted(compare.PROSE_INPUTS & set(data)))}) " \
+                       "describes a sequence in words"
+    if category not in CHECKERS:
+        return "FAIL", f"no checker for category {category!r}: this runner cannot check it"
+    unchecked = _unchecked_keys(case)
+    if unchecked:
+        return "FAIL", f"this runner does not check expected {', '.join(unchecked)} of a {category!r} case"
+    return None
+
+
+def _run_case(case: Any, fixtures: Mapping[str, Any], log: list[str] | None = None) -> tuple[str, str]:
     if not isinstance(case, dict):
         return "FAIL", f"a case must be a JSON object, got {type(case).__name__}: {case!r:.80}"
     category = case.get("category")
     if not isinstance(category, str):
         return "FAIL", f"the case has no `category` string (got {category!r:.80}); it cannot be checked"
-    checker = CHECKERS.get(category)
-    if checker is None:
-        return "SKIP", f"not checked: no checker for category {category!r}"
-    unchecked = _unchecked_keys(case)
-    if unchecked:
-        return "FAIL", f"this runner does not check expected {', '.join(unchecked)} of a {category!r} case"
+    refusal = _refusal(case)
+    if refusal is not None:
+        return refusal
+    log = log if log is not None else []
     try:
-        result = checker(case, fixtures)
+        result = CHECKERS[category](case, fixtures)
     except cases.Unsupported as err:
         return "SKIP", f"not checked: {err}"
     except (Exception, SystemExit) as err:  # noqa: BLE001 - one broken case must not stop the run
         return "FAIL", f"checker crashed: {type(err).__name__}: {err}"
     if result.ok:
-        return "PASS", ""
+        return _logged(case["expected"], log)
     deviation = _deviation_for(case, result.expected, result.got)
     if deviation is not None:
         return "SKIP", f"deviation {deviation.name}: {deviation.reason}"
     return "FAIL", f"expected {result.expected!r} got {result.got!r}"
 
+
+def _logged(expected: Mapping[str, Any], log: list[str]) -> tuple[str, str]:
+    """The log fields of a case whose answer matched: compared with the lines its run logged."""
+    for key in sorted(LOG_FIELDS & set(expected)):
+        want = expected[key]
+        if want is None:
+            continue
+        ok = any(compare.matches(want, line, "log_contains") for line in log) if key == "log_contains" \
+            else compare.matches(want, log, key)
+        if ok:
+            continue
+        for deviation in LOG_DEVIATIONS:
+            if any(compare.matches(want, deviation.normalise(line, expected), key) for line in log):
+                return "SKIP", f"deviation {deviation.name}: {deviation.reason}"
+        return "FAIL", f"expected {key} {want!r} in the run's log, got {log!r}"
+    return "PASS", ""
 
 if __name__ == "__main__":
     sys.exit(run(Path(sys.argv[1])))

@@ -22,6 +22,7 @@ from adapter.rules.resources import (
     DEFAULT_TABLE, GroupResource, ResourceTable, is_root_scoped_for_discovery,
 )  # fmt: skip
 from adapter.services.errors import MetricNotFound
+from hack.conformance_adapter_compare import matches
 from kubecommon.selectors import parse_selector
 
 
@@ -37,7 +38,8 @@ class Result:
 
 
 def _result(expected: Any, got: Any) -> Result:
-    return Result(expected == got, expected, got)
+    """The verdict under the vocabulary's comparison rules (conformance_adapter_compare.matches)."""
+    return Result(matches(expected, got), expected, got)
 
 
 class _Identity:
