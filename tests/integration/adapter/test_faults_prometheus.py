@@ -81,7 +81,7 @@ def test_series_failing_for_one_rule_never_turns_a_served_metric_into_404(
             return None
 
         proxy.fault = fail_sessions
-        seen = codes_while(adapter, [RATE, SESSIONS], 5.0)
+        seen = codes_while(adapter, [RATE, SESSIONS], 10.0)
         proxy.fault = lambda path, form: None
         assert sum(path == "/api/v1/series" for path, _ in proxy.requests) > relists + 4, "relists ran meanwhile"
         assert {(path, code) for path, code, _ in seen} == {(RATE, 200), (SESSIONS, 200)}
