@@ -8,7 +8,8 @@ Deployment's args and a kubeconfig holding a token of the chart's controller Ser
 chart's ClusterRole and leader-election Role alone. A PromAutoscaler on an External metric served
 by the adapter must make it scale a Deployment (the stand-in's simulator keeps pods in step).
 Taking one rule away (the /scale rule, the metrics-API read, the Lease Role) must stop it from
-scaling. Then: the `helm test` hook's checks pass with the hook's own RBAC, the metric names the
+scaling. With controller.previewNativeHpas it decides for a native HPA and writes nothing.
+Then: the `helm test` hook's checks pass with the hook's own RBAC, the metric names the
 PrometheusRule alerts on are ones the running binaries expose, and `helm upgrade` keeps the CRD,
 the PromAutoscalers and the certificates.
 
@@ -137,12 +138,12 @@ class Controller:
         except OSError:
             return None
 
-    def metric(self, name: str, **labels: str) -> float:
-        """Sum of the samples of `name` carrying `labels` (0 when absent)."""
+    def metric(self, metric: str, **labels: str) -> float:
+        """Sum of the samples of `metric` carrying `labels` (0 when absent)."""
         total = 0.0
         for line in (self.get("/metrics") or "").splitlines():
             match = re.match(r"^([a-zA-Z_:][\w:]*)(\{.*\})? (\S+)$", line)
-            if match and match.group(1) == name and all(f'{k}="{v}"' in (match.group(2) or "")
+            if match and match.group(1) == metric and all(f'{k}="{v}"' in (match.group(2) or "")
                                                         for k, v in labels.items()):
                 total += float(match.group(3))
         return total
@@ -271,6 +272,42 @@ def test_alerts_use_metric_names_the_binaries_expose(installed: Installed) -> No
                for line in (adapter_text + controller_text).splitlines() if line.startswith("# TYPE ")}
     wanted = {re.sub(r"_total$", "", n) for n in _alert_metrics(installed)}
     assert wanted and wanted <= exposed, sorted(wanted - exposed)
+
+
+def test_preview_decides_native_hpas_and_writes_nothing(installed: Installed) -> None:
+    """With controller.previewNativeHpas (helm upgrade), the installed args and RBAC let the
+    controller decide for a native HPA, published on /metrics, while the target keeps its replicas."""
+    cluster = installed.cluster
+    preview = installed.helm.values_file({**yaml.safe_load(installed.values_file.read_text()),
+                                          "controller": {"podDisruptionBudget": {"enabled": False},
+                                                         "previewNativeHpas": True}})
+    _helm_install(installed.helm, cluster, "upgrade", preview)
+    cluster.ensure_namespace(WORKLOAD_NS)
+    labels = {"app": "native"}
+    cluster.apply(
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "native", "namespace": WORKLOAD_NS},
+         "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                  "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "a"}]}}}},
+        {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+         "metadata": {"name": "native", "namespace": WORKLOAD_NS},
+         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "native"},
+                  "minReplicas": 1, "maxReplicas": 10,
+                  "metrics": [{"type": "External", "external": {
+                      "metric": {"name": "queue_messages_ready", "selector": {"matchLabels": {"queue": QUEUE}}},
+                      "target": {"type": "AverageValue", "averageValue": TARGET}}}]}})
+    with Controller(installed, "ctl-preview") as controller:
+        assert "--preview-native-hpas" in controller.argv
+        try:
+            # 4, not 5: the target never leaves 1 replica, so upstream's first-step limit
+            # max(2 × current, 4) caps every preview decision.
+            _wait(lambda: controller.metric("prom_autoscaler_controller_desired_replicas", namespace=WORKLOAD_NS,
+                                            name="native") == 4, timeout=60, what="preview decision published")
+        except AssertionError as err:
+            debug = controller.get(f"/debug/decisions/HorizontalPodAutoscaler/{WORKLOAD_NS}/native")
+            raise AssertionError(f"{err}\n{debug}\n{controller.get('/metrics')}\n{log_tail(controller.log)}") from None
+        time.sleep(1)
+        assert _replicas(installed, "native") == 1
+        assert "403 Forbidden" not in controller.log.read_text()
 
 
 def test_upgrade_keeps_the_crd_the_objects_and_the_certificates(installed: Installed) -> None:
