@@ -30,6 +30,7 @@ from adapter.config.errors import ConfigError
 from adapter.discovery.registry import Registry
 from adapter.discovery.relist import Discovery
 from adapter.discovery.reload import ReloadRefused, RuleReloader, load_rule_file
+from adapter.discovery.served import OverrideNotServed, check_overrides_served
 from adapter.kube.authconfig import AuthConfigWatcher, AuthMaterial
 from kubecommon.kube.caches import KubeObjectCaches
 from kubecommon.kube.client import KubeClient
@@ -268,6 +269,17 @@ def _live_reload(options: ServeOptions, rules_sha256: str, discovery: Discovery,
     return reloader
 
 
+async def _overrides_served(compiled: CompiledConfig, resolver: ResourceResolver) -> None:
+    """Refuse rules whose overrides name resources the cluster does not serve (upstream's start-up
+    RESTMapper check); an API server that cannot answer now is no verdict on the rules."""
+    try:
+        await check_overrides_served(compiled, resolver.resolve)
+    except OverrideNotServed as err:
+        raise StartupError(str(err)) from None
+    except KubeError as err:
+        _log.warning("could not check the rules' overrides against API discovery: %s", err)
+
+
 async def serve(options: ServeOptions, compiled: CompiledConfig, *,
                 stop: asyncio.Event | None = None, rules_sha256: str = "") -> None:
     """Run until `stop` is set or SIGTERM/SIGINT arrives; close everything in reverse order."""
@@ -287,7 +299,9 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
         stack.push_async_callback(clients.close)
         authenticator, authorizer = await _security(options, clients, serving, stack)
         lister = await clients.get(options.kubeconfig)
-        caches = KubeObjectCaches(lister, ResourceResolver(lister), sync_timeout=options.cache_sync_timeout)
+        resolver = ResourceResolver(lister)
+        await _overrides_served(compiled, resolver)
+        caches = KubeObjectCaches(lister, resolver, sync_timeout=options.cache_sync_timeout)
         stack.push_async_callback(caches.stop)
         caches.prewarm(("", "pods"), ("", "nodes"))
         prometheus, discovery = await _metrics_backend(options, compiled, telemetry, stack)

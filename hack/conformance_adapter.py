@@ -60,7 +60,9 @@ def _canonical_header_names(got: Any, case: Mapping[str, Any] | None = None) -> 
 
 
 def _as_upstream_series_request(got: Any, case: Mapping[str, Any] | None = None) -> Any:
-    return {**got, "method": "GET", "no_end_param": True} if isinstance(got, dict) else got
+    if isinstance(got, dict) and isinstance(got.get("http_request"), dict):
+        return {**got, "http_request": {**got["http_request"], "method": "GET", "no_end_param": True}}
+    return got
 
 
 def _milli_cpu(got: Any, case: Mapping[str, Any] | None = None) -> Any:
@@ -260,14 +262,15 @@ CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
         "resource_metrics.query_build": ("query",),
         "quantity_conversion": ("quantity",),
         "custom.errors": ("status", "reason", "message", "details"),
-        "custom.response_json": ("status", "body"),
+        "custom.response_json": ("status", "body", "values", "items_described_object_names"),
         "external.errors": ("status", "reason", "message", "details", "items"),
         "external.response_json": ("status", "reason", "message", "details", "items"),
         "resource_metrics.pods": ("queries_issued_unordered", "pod_metrics_in_input_order"),
         "resource_metrics.nodes": ("queries_issued_unordered", "node_metrics_in_input_order"),
         "cli.prometheus_header": ("http_headers",),
         "cli.flags": ("fatal_error",),
-        "custom.discovery_http": ("http_request",),
+        "custom.discovery_http": ("http_request", "prometheus_series_calls", "before_relist",
+                                  "after_relist_unordered"),
     }.items()
 }
 

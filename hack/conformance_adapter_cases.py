@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from adapter.config import ConfigError, parse_config
+from adapter.discovery.served import OverrideNotServed, check_overrides_served
 from adapter.rules import gotemplate, query
 from adapter.rules._gotemplate_exec import go_quote
 from adapter.rules.compile import CompiledConfig, CompiledRule, compile_config
@@ -151,7 +152,7 @@ def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> 
     want = expected.get("startup_error_contains") or expected.get("error") or ""
     try:
         if "rule" in case:
-            _compile({"rules": [case["rule"]]})
+            _served(_compile({"rules": [case["rule"]]}), case.get("input", {}).get("cluster_has_resource"))
         elif "config" in case or "config" in case.get("input", {}):
             _compile(case.get("config") or case["input"]["config"])
         elif isinstance(case.get("input", {}).get("yaml"), str):
@@ -162,13 +163,35 @@ def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> 
                 raise Unsupported("the case names a file but gives no text to load")
             text = "rules:\n- seriesQuery: up\n  " + excerpt + "\n"
             parse_config(text, source="excerpt.yaml")
-    except ConfigError as err:
+    except (ConfigError, OverrideNotServed) as err:
         if not want:  # the case expects the file to load
             return Result(False, "loaded without error", f"error: {err}")
         if "yaml:" in want:  # Go's yaml.v2 wording differs; the contract is "rejected as YAML"
             return Result("invalid YAML" in str(err), want, str(err))
         return Result(_error_matches(want, str(err)), want, str(err))
     return Result(not want, want, "loaded without error")
+
+
+def _served(compiled: CompiledConfig, served: Mapping[str, bool] | None) -> None:
+    """The adapter's start-up check of the overrides, against the case's `cluster_has_resource`
+    (`"group/resource": bool`; a resource it does not list is served)."""
+    if not served:
+        return
+    import asyncio
+
+    from kubecommon.kube.errors import UnknownResource
+
+    unserved = set()
+    for key, value in served.items():
+        group, _, resource = key.rpartition("/") if "/" in key else ("", "", key)
+        if value is False:
+            unserved.add(DEFAULT_TABLE.normalize_or_pass(group, resource))
+
+    async def resolve(group: str, resource: str) -> None:
+        if GroupResource(group, resource) in unserved:
+            raise UnknownResource(group, resource)
+
+    asyncio.run(check_overrides_served(compiled, resolve))
 
 
 # --- registry / discovery -----------------------------------------------------------------

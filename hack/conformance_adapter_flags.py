@@ -128,38 +128,59 @@ def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Res
 
 
 def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    """One relist of the case's setup: the /api/v1/series request it makes, how many it makes
+    (one per distinct seriesQuery), and the metrics listed before and after it."""
     from adapter.discovery.relist import Discovery
     from adapter.prometheus.settings import discovery_settings_from_args
 
-    setup = case["setup"]
-    compiled = _compile(setup["config"])
-    settings = discovery_settings_from_args(_args(setup["flags"]))
-    now = case["input"]["now_unix_ms"] / 1000.0
-    prom = FakePrometheus()
+    setup = case.get("setup", {})
+    compiled = _compile(setup.get("config") or {"rules": [case.get("rule", {})]})
+    settings = discovery_settings_from_args(_args(setup.get("flags", {})))
+    data = case.get("input", {})
+    now = data.get("now_unix_ms", 1_700_000_000_000) / 1000.0
+    series = [dict(s) for s in data.get("discovered_series", [])]
+    prom = FakePrometheus(series_by_matcher={r.series_query: series for r in (*compiled.custom, *compiled.external)})
     discovery = Discovery(prom, compiled, interval=settings.relist_interval,
                           max_age=settings.effective_max_age, clock=lambda: now)
+    before = _metric_infos(discovery.snapshot)
     asyncio.run(discovery.relist())
     call = prom.series_calls[0]
     from adapter.prometheus.client import _fmt_time
 
-    got = {"method": "POST", "path": "/api/v1/series",
-           "query_params": {"match[]": call.matchers[0], "start": _fmt_time(call.start).rstrip("0").rstrip(".")},
-           "no_end_param": False}
-    return _result(case["expected"]["http_request"], got)
+    got = {"http_request": {"method": "POST", "path": "/api/v1/series",
+                            "query_params": {"match[]": call.matchers[0],
+                                             "start": _fmt_time(call.start).rstrip("0").rstrip(".")},
+                            "no_end_param": False},
+           "prometheus_series_calls": len(prom.series_calls), "before_relist": before,
+           "after_relist_unordered": _metric_infos(discovery.snapshot)}
+    return _result({k: v for k, v in case["expected"].items() if k in got}, got)
+
+
+def _metric_infos(registry: Any) -> list[dict[str, Any]]:
+    return [{"group_resource": str(i.resource), "namespaced": i.namespaced, "metric": i.metric}
+            for i in registry.custom_metrics()]
 
 
 def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     """Upstream's lister calls back when new metrics are available; ours swaps an immutable
-    snapshot and flips `ready`, which is what consumers observe instead of a callback."""
+    snapshot and flips `ready`, which is what consumers observe instead of a callback. Its cached
+    listing is the snapshot: listing never calls Prometheus, only a relist does."""
     from adapter.discovery.relist import Discovery
 
     compiled = _compile({"externalRules": [{"seriesQuery": "queue_depth", "metricsQuery": "queue_depth"}]})
     prom = FakePrometheus(series_by_matcher={"queue_depth": [{"__name__": "queue_depth"}]})
     discovery = Discovery(prom, compiled, interval=60.0, clock=lambda: 1000.0)
     before = discovery.snapshot
+    first_count, calls_after_first = len(before.external_metrics()), len(prom.series_calls)
     ok = asyncio.run(discovery.relist())
-    invoked = ok and discovery.ready and discovery.snapshot is not before and bool(discovery.snapshot.external_metrics())
-    return _result(case["expected"], {"callback_invoked": invoked, "error": None})
+    calls_after_update = len(prom.series_calls)
+    second = discovery.snapshot.external_metrics()
+    invoked = ok and discovery.ready and discovery.snapshot is not before and bool(second)
+    got = {"callback_invoked": invoked, "error": None, "first_list_series_count": first_count,
+           "inner_calls_after_first_list": calls_after_first, "inner_calls_after_update": calls_after_update,
+           "second_list_series_count_nonzero": bool(second),
+           "inner_calls_after_second_list": len(prom.series_calls)}
+    return _result(case["expected"], got)
 
 
 CHECKERS = {

@@ -7,6 +7,7 @@ Each takes (case, fixtures) and returns a `Result`; see conformance_adapter for 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -114,11 +115,34 @@ def check_custom_errors(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
         except prom_errors.PrometheusError as err:
             prom.queries = _Always(err)
     objects = _pods(namespace, data.get("kube_list_result_names", ["web-1"]))
+    if data.get("kube_list_error"):
+        objects = _FailingList(str(data["kube_list_error"]))
     try:
         got = _custom_call(case, prom, objects)
     except status.StatusError as err:
         return _result(_want_status(expected), _status(err))
     return Result(False, _want_status(expected), f"200 with {got}")
+
+
+class _FailingList(FakeObjectCaches):
+    """Object caches whose list fails as the case says: "forbidden" (RBAC) is the API server's 403
+    for that list, anything else its 500."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+    async def reader(self, resource: Any) -> Any:
+        from kubecommon.kube.errors import KubeAPIError
+
+        plural = f"{resource.resource}.{resource.group}" if resource.group else resource.resource
+        if "forbidden" in self.error.lower():
+            failure: status.StatusError = status.Forbidden(
+                f'{plural} is forbidden: User "system:serviceaccount:monitoring:prom-autoscaler" cannot list '
+                f'resource "{resource.resource}" in API group "{resource.group}" ({self.error})')
+        else:
+            failure = status.InternalError.wrapping(self.error)
+        raise KubeAPIError(failure, method="GET", path=f"/{plural}")
 
 
 class _Always(dict):  # type: ignore[type-arg]
@@ -141,9 +165,12 @@ def check_custom_response(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
     names = [i["metric"]["kubernetes_pod_name"] for i in data["prometheus_vector"]]
     result, version = _custom_call(case, prom, _pods(path.split("/")[5], names))
     body = render_metrics.render_custom(result, version)
-    for item in (*body["items"], *expected["body"]["items"]):
-        item["timestamp"] = "<ts>"
-    return _result({"status": expected.get("status", 200), "body": expected["body"]}, {"status": 200, "body": body})
+    want = json.loads(json.dumps(expected))
+    for item in (*body["items"], *(want.get("body") or {}).get("items", [])):
+        item["timestamp"] = "<ts>"  # the adapter's clock at response time, upstream's too
+    got = {"status": 200, "body": body, "values": [i["value"] for i in body["items"]],
+           "items_described_object_names": [i["describedObject"]["name"] for i in body["items"]]}
+    return _result(want, got)
 
 
 def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
