@@ -10,13 +10,11 @@ downscale stabilization is 10 s, leader election 4 s / 3 s / 1 s.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from hack.controller_stack import CRD_FILE, ControllerStack
+from hack.controller_stack import ControllerStack
 
 FAST_FLAGS = ("--horizontal-pod-autoscaler-downscale-stabilization=10s", "--sync-period=3s",
               "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
@@ -26,8 +24,7 @@ _names = itertools.count(1)
 
 @pytest.fixture(scope="session")
 def controller_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControllerStack]:
-    crd = Path(os.environ.get("CONTROLLER_STACK_CRD", CRD_FILE))
-    stack = ControllerStack.start(tmp_path_factory.mktemp("controller-stack"), crd_file=crd)
+    stack = ControllerStack.start(tmp_path_factory.mktemp("controller-stack"))
     try:
         yield stack
     finally:

@@ -37,14 +37,19 @@ def _scaled(stack: ControllerStack, ns: str, value: float, replicas: int) -> Non
 @pytest.mark.timeout(60)
 def test_kubectl_get_pas_shows_the_columns(controller_stack: ControllerStack, ns: str) -> None:
     _scaled(controller_stack, ns, 35, 4)
-    time.sleep(SYNC)
-    out = controller_stack.kubectl("get", "pas", "-n", ns).stdout
+
+    def listing() -> str:  # REPLICAS is status.currentReplicas: the count the next sync reads
+        out = controller_stack.kubectl("get", "pas", "-n", ns).stdout
+        return out if len(out.splitlines()) > 1 and "4" in out.splitlines()[1].split() else ""
+    out = wait_until(listing, timeout=4 * SYNC, interval=0.5, what="kubectl get pas showing 4 replicas")
     header, row = out.splitlines()[:2]
     for column in ("NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "MODE", "AGE"):
         assert column in header.split(), (column, out)
     cells = row.split()
     assert cells[0] == "web" and "Deployment/web" in row and "Active" in cells, out
-    assert "4" in cells, out
+    start = header.index("REPLICAS")  # kubectl aligns the cells under the header
+    assert row[start:].split()[0] == "4", out
+    assert "queue_messages_ready" in row[header.index("TARGETS"):start], out
 
 
 @pytest.mark.timeout(60)

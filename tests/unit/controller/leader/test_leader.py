@@ -108,7 +108,7 @@ async def test_killed_leader_is_replaced_within_the_lease_duration(leases: FakeL
         await asyncio.sleep(10)
         await a.kill()  # no release: the lease just stops being renewed
         waited = await until(b.elector.is_leader, 30.0)
-        assert waited <= 15.0 + FOLLOWER_RETRY_MAX
+        assert waited <= 15.0 + 2 * FOLLOWER_RETRY_MAX  # last renew seen up to one retry late
         assert leases.spec()["holderIdentity"] == "b" and leases.spec()["leaseTransitions"] == 1
         await b.kill()
 
