@@ -186,16 +186,27 @@ def set_condition(
 ) -> tuple[Condition, ...]:
     """Upstream `setConditionInList`: replace in place, or append; keep the transition time
     unless the status flips."""
+    return put_condition(conditions, new.type, new.status, new.reason, new.message, now=now)
+
+
+def put_condition(
+    conditions: tuple[Condition, ...], kind: ConditionType, status: bool, reason: Reason, message: str,
+    *, now: float,
+) -> tuple[Condition, ...]:  # fmt: skip
+    """`set_condition` without building the new condition first. An entry that already says the
+    same thing is kept as it is (the list is returned unchanged): most syncs change nothing."""
     for i, old in enumerate(conditions):
-        if old.type == new.type:
-            when = old.last_transition_time if old.status == new.status else now
-            return (*conditions[:i], _at(new, when), *conditions[i + 1 :])
-    return (*conditions, _at(new, now))
-
-
-def _at(cond: Condition, when: float | None) -> Condition:
-    return Condition(type=cond.type, status=cond.status, reason=cond.reason, message=cond.message,
-                     last_transition_time=when)  # fmt: skip
+        if old.type == kind:
+            if old.status == status:
+                if old.reason is reason and old.message == message and old.status is status:
+                    return conditions
+                when = old.last_transition_time
+            else:
+                when = now
+            new = Condition(type=kind, status=status, reason=reason, message=message, last_transition_time=when)
+            return (*conditions[:i], new, *conditions[i + 1 :])
+    return (*conditions, Condition(type=kind, status=status, reason=reason, message=message,
+                                   last_transition_time=now))  # fmt: skip
 
 
 def condition_key(conditions: tuple[Condition, ...]) -> tuple[tuple[str, bool, str, str], ...]:

@@ -156,8 +156,7 @@ def _effective_behavior(spec: AutoscalerSpec, config: ControllerConfig) -> Behav
 def _set(
     conds: tuple[Condition, ...], kind: ConditionType, ok: bool, reason: Reason, message: str, now: float
 ) -> tuple[Condition, ...]:
-    new = Condition(type=kind, status=ok, reason=reason, message=message)
-    return c.set_condition(conds, new, now=now)
+    return c.put_condition(conds, kind, ok, reason, message, now=now)
 
 
 def _from_metrics(
