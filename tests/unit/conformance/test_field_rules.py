@@ -1,0 +1,143 @@
+"""The case vocabulary (../shared/spec/vectors/FIELDS.md) as the adapter runner applies it: each
+comparison rule and each expected field with a case that passes and one that must fail, prose
+expectations skipped, and anything outside the vocabulary a FAIL naming it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hack import conformance_adapter
+from hack import conformance_adapter_compare as compare
+
+
+@pytest.mark.parametrize("key, expected, got, ok", [
+    pytest.param("x", {"found": False}, {"found": False, "error": "e"}, True, id="only present keys"),
+    pytest.param("x", {"found": False, "error": None}, {"found": False}, True, id="null is not asserted"),
+    pytest.param("x", {"found": False}, {"error": "e"}, False, id="a present key must be there"),
+    pytest.param("a_unordered", [1, 2, 2], [2, 1, 2], True, id="unordered: a multiset"),
+    pytest.param("a_unordered", [1, 2, 2], [2, 1, 1], False, id="unordered: counts matter"),
+    pytest.param("pod_metrics_in_input_order", [1, 2], [2, 1], False, id="in input order: order matters"),
+    pytest.param("startup_error_contains", "bad rule", "config: bad rule here", True, id="contains: substring"),
+    pytest.param("startup_error_contains", "bad rule", "config: fine", False, id="contains: missing"),
+    pytest.param("logged_error_prefix", "unable to list", ["x", "unable to list matching resources"], True,
+                 id="logged prefix"),
+    pytest.param("logged_error_prefix", "unable to list", ["we were unable to list"], False,
+                 id="logged prefix: not a prefix"),
+    pytest.param("error", 'no matches for "cheese.io/brand" (wording approximate)',
+                 "override cheese.io/brand is not served", True, id="approximate: the value it names"),
+    pytest.param("error", 'no matches for "cheese.io/brand" (wording approximate)', "something else", False,
+                 id="approximate: value missing"),
+    pytest.param("found", True, 1, False, id="a boolean is not a number"),
+])
+def test_comparison_rules(key: str, expected: Any, got: Any, ok: bool) -> None:
+    assert compare.matches(expected, got, key) is ok
+
+
+def _sample(field: str) -> tuple[Any, Any]:
+    """A value for `field` and a different one of the same shape."""
+    if field in compare.TEXT_FIELDS:
+        return "v1", "v2"
+    if field.endswith(("_count", "_calls")) or field.startswith("inner_calls") or field == "status":
+        return 1, 2
+    if field in ("found", "success", "callback_invoked", "namespaced", "client_certificates_present",
+                 "second_list_series_count_nonzero"):
+        return True, False
+    if field.endswith(("_unordered", "_in_input_order")) or field in ("items", "values", "discovery",
+                                                                       "discovery_resource_names",
+                                                                       "items_described_object_names"):
+        return ["a", "b"], ["a", "c"]
+    return {"k": "v"}, {"k": "w"}
+
+
+@pytest.mark.parametrize("field", sorted(compare.EXPECTED_FIELDS - compare.PROVENANCE_FIELDS))
+def test_every_expected_field_passes_on_its_value_and_fails_on_another(field: str) -> None:
+    value, other = _sample(field)
+    assert compare.matches({field: value}, {field: value})
+    assert not compare.matches({field: value}, {field: other})
+    assert not compare.matches({field: value}, {})
+
+
+@pytest.mark.parametrize("field", sorted(compare.STRUCTURED_FIELDS))
+def test_a_sentence_in_a_structured_field_is_prose(field: str) -> None:
+    assert compare.prose_fields({field: "non-empty; every node usage.cpu > 0"}) == [field]
+
+
+@pytest.mark.parametrize("field", sorted(compare.PROVENANCE_FIELDS))
+def test_provenance_is_never_compared(field: str) -> None:
+    assert compare.matches({"found": True, field: "go test X"}, {"found": True})
+
+
+def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], cases: list[dict[str, Any]]) -> dict[str, str]:
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"fixtures": {}, "cases": cases}))
+    conformance_adapter.run(path)
+    return {line.split()[1].rstrip(":"): line for line in capsys.readouterr().out.splitlines()[:-1]}
+
+
+FORBIDDEN = {"http": "GET /apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/*/http_requests",
+             "kube_list_error": "forbidden"}
+CHEDDAR = {"seriesQuery": 'cheddar{brand!=""}', "metricsQuery": "sum(<<.Series>>)",
+           "resources": {"overrides": {"brand": {"group": "cheese.io", "resource": "brand"}}}}
+LISTER = {"first_list_series_count": 0, "inner_calls_after_first_list": 0, "inner_calls_after_update": 1,
+          "second_list_series_count_nonzero": True, "inner_calls_after_second_list": 1}
+SERIES_SETUP = {"config": {"rules": [{"seriesQuery": "a", "metricsQuery": "a"}, {"seriesQuery": "b", "metricsQuery": "b"},
+                                     {"seriesQuery": "a", "metricsQuery": "sum(a)"}]}, "flags": {}}
+
+RUNNER_CASES = [  # (id, case, verdict)
+    ("unknown-category", {"category": "custom.new", "input": {}, "expected": {"found": True}}, "FAIL"),
+    ("unknown-expected", {"category": "naming", "rule": {"name": {"matches": "^(.*)$"}},
+                          "input": {"series_name": "x"}, "expected": {"metric_name": "x", "colour": "red"}}, "FAIL"),
+    ("unknown-input", {"category": "naming", "rule": {"name": {"matches": "^(.*)$"}},
+                       "input": {"series_name": "x", "colour": "red"}, "expected": {"metric_name": "x"}}, "FAIL"),
+    ("not-checked-here", {"category": "naming", "rule": {"name": {"matches": "^(.*)$"}},
+                          "input": {"series_name": "x"}, "expected": {"metric_name": "x", "found": True}}, "FAIL"),
+    ("prose", {"category": "resource_metrics.nodes", "input": {}, "expected": {"node_metrics": "non-empty"}}, "SKIP"),
+    ("e2e-prose", {"category": "e2e", "input": {"steps": ["kubectl top pods"]},
+                   "expected": {"pod_metrics": "every pod has usage.cpu > 0"}}, "SKIP"),
+    ("e2e-concrete", {"category": "e2e", "input": {}, "expected": {"status": 200}}, "FAIL"),
+    ("prose-input", {"category": "custom.discovery_http", "input": {"relist_1": "series a", "relist_2": "fails"},
+                     "expected": {"registry_after_relist_2": ["a"]}}, "SKIP"),
+    ("list-forbidden", {"category": "custom.errors", "input": FORBIDDEN,
+                        "expected": {"status": 500, "reason": "InternalError",
+                                     "message": "Internal error occurred: unable to list matching resources",
+                                     "logged_error_prefix": "unable to list matching resources",
+                                     "log_contains": 'cannot list resource "pods"'}}, "PASS"),
+    ("list-forbidden-404", {"category": "custom.errors", "input": FORBIDDEN,
+                            "expected": {"status": 404, "reason": "NotFound"}}, "FAIL"),
+    ("list-forbidden-wrong-log", {"category": "custom.errors", "input": FORBIDDEN,
+                                  "expected": {"status": 500, "logged_error_prefix": "metric not found"}}, "FAIL"),
+    ("override-not-served", {"category": "config.parse", "rule": CHEDDAR,
+                             "input": {"cluster_has_resource": {"cheese.io/brand": False}},
+                             "expected": {"startup_error_contains": "unable to normalize group-resource"}}, "PASS"),
+    ("override-served", {"category": "config.parse", "rule": CHEDDAR,
+                         "input": {"cluster_has_resource": {"cheese.io/brand": True}},
+                         "expected": {"startup_error_contains": "unable to normalize group-resource"}}, "FAIL"),
+    ("lister-cached", {"category": "external.discovery", "input": {"steps": ["list", "update", "list"]},
+                       "expected": LISTER}, "PASS"),
+    ("lister-cached-wrong", {"category": "external.discovery", "input": {"steps": ["list", "update", "list"]},
+                             "expected": {**LISTER, "inner_calls_after_second_list": 2}}, "FAIL"),
+    ("series-calls", {"category": "custom.discovery_http", "setup": SERIES_SETUP, "input": {},
+                      "expected": {"prometheus_series_calls": 2, "before_relist": []}}, "PASS"),
+    ("series-calls-wrong", {"category": "custom.discovery_http", "setup": SERIES_SETUP, "input": {},
+                            "expected": {"prometheus_series_calls": 3}}, "FAIL"),
+]
+
+
+@pytest.mark.timeout(10)  # one runner pass over every case (a relist, the services): past 2 s when loaded
+def test_runner_verdicts_per_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _run(tmp_path, capsys, [{"id": case_id, **case} for case_id, case, _ in RUNNER_CASES])
+    got = {case_id: lines[case_id].split()[0] for case_id, _, _ in RUNNER_CASES}
+    assert got == {case_id: verdict for case_id, _, verdict in RUNNER_CASES}, lines
+    assert "unknown category 'custom.new'" in lines["unknown-category"]
+    assert "unknown expected field colour" in lines["unknown-expected"]
+    assert "unknown input field colour" in lines["unknown-input"]
+    assert "prose expectation" in lines["prose"] and "prose expectation" in lines["e2e-prose"]
+
+
+def test_every_category_has_a_checker_or_is_named() -> None:
+    """A category without a checker FAILs by name (prometheus_client; e2e unless prose)."""
+    assert compare.CATEGORIES - set(conformance_adapter.CHECKERS) <= {"prometheus_client", "e2e"}
