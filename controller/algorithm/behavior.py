@@ -72,28 +72,35 @@ DEFAULT_SCALE_DOWN_POLICIES = (ScalingPolicy(type=PolicyType.PERCENT, value=100,
 
 def effective_behavior(behavior: Behavior, *, downscale_stabilization: int) -> Behavior:
     """API defaulting merged field by field (`GenerateHPAScale{Up,Down}Rules`), plus the
-    controller filling an unset scale-down window from its flag."""
-    up = behavior.scale_up or ScalingRules()
-    down = behavior.scale_down or ScalingRules()
-    return Behavior(
-        scale_up=ScalingRules(
-            stabilization_window_seconds=(
-                0 if up.stabilization_window_seconds is None else up.stabilization_window_seconds
-            ),
-            select_policy=up.select_policy or SelectPolicy.MAX,
-            policies=DEFAULT_SCALE_UP_POLICIES if up.policies is None else up.policies,
-            tolerance=up.tolerance,
+    controller filling an unset scale-down window from its flag. Rules that need no defaulting
+    are kept as they are (this runs on every sync of an autoscaler with a behavior)."""
+    up = _effective_rules(behavior.scale_up, 0, DEFAULT_SCALE_UP_POLICIES)
+    down = _effective_rules(behavior.scale_down, downscale_stabilization, DEFAULT_SCALE_DOWN_POLICIES)
+    if up is behavior.scale_up and down is behavior.scale_down:
+        return behavior
+    return Behavior(scale_up=up, scale_down=down)
+
+
+_DEFAULT_SCALE_UP = ScalingRules(stabilization_window_seconds=0, select_policy=SelectPolicy.MAX,
+                                 policies=DEFAULT_SCALE_UP_POLICIES)  # fmt: skip
+
+
+def _effective_rules(
+    rules: ScalingRules | None, window: int, policies: tuple[ScalingPolicy, ...]
+) -> ScalingRules:
+    if rules is None:
+        if policies is DEFAULT_SCALE_UP_POLICIES and window == 0:
+            return _DEFAULT_SCALE_UP
+        return ScalingRules(stabilization_window_seconds=window, select_policy=SelectPolicy.MAX, policies=policies)
+    if rules.stabilization_window_seconds is not None and rules.select_policy and rules.policies is not None:
+        return rules  # nothing to default
+    return ScalingRules(
+        stabilization_window_seconds=(
+            window if rules.stabilization_window_seconds is None else rules.stabilization_window_seconds
         ),
-        scale_down=ScalingRules(
-            stabilization_window_seconds=(
-                downscale_stabilization
-                if down.stabilization_window_seconds is None
-                else down.stabilization_window_seconds
-            ),
-            select_policy=down.select_policy or SelectPolicy.MAX,
-            policies=DEFAULT_SCALE_DOWN_POLICIES if down.policies is None else down.policies,
-            tolerance=down.tolerance,
-        ),
+        select_policy=rules.select_policy or SelectPolicy.MAX,
+        policies=policies if rules.policies is None else rules.policies,
+        tolerance=rules.tolerance,
     )
 
 
