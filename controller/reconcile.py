@@ -2,7 +2,8 @@
 
 Order (upstream `reconcileAutoscaler`, through ports only, no HTTP here):
 1. GET `/scale`; a failure is `failed_get_scale` (no scaling on data that could not be read);
-2. pods from the watch cache by the scale's selector (missing/invalid selector → `SelectorProblem`);
+2. pods from the watch cache by the scale's selector (missing/invalid selector, or pods another
+   autoscaler of the same kind also selects → `SelectorProblem`, upstream's AmbiguousSelector);
 3. every metric of the object fetched *concurrently* (upstream fetches one after another);
 4. `decide`; then the gates: `spec.paused` holds the replicas (condition and event `Paused`, our
    addition), Preview mode and a conflicting autoscaler write nothing to `/scale` (Preview emits
@@ -40,7 +41,7 @@ from controller.metrics.source import MetricQuery, MetricsSource
 from controller.kube.last_decision import limiting_reason
 from controller.kube.status import build_status, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
-                                        ObjectState, Result, SyncReport, WriteResult, overlay_conditions,
+                                        ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
                                         with_initial_recommendation)  # fmt: skip
 from kubecommon.kube.errors import KubeError
 from kubecommon.selectors import SelectorError
@@ -90,15 +91,18 @@ class Reconciler:
         self._clock = wall_clock
         self._checkpoint_interval = checkpoint_interval
         self._states: dict[ObjectKey, ObjectState] = {}
+        self._claims = PodClaims()
 
     # --- memory --------------------------------------------------------------------------------
     def forget(self, key: ObjectKey) -> None:
-        """The object was deleted: drop its history."""
+        """The object was deleted: drop its history and its claim on pods."""
         self._states.pop(key, None)
+        self._claims.release(key.kind, key.namespace, key.name)
 
     def forget_all(self) -> None:
         """Leadership lost: histories are re-read from status on the next gain."""
         self._states.clear()
+        self._claims = PodClaims()
 
     def last_report(self, key: ObjectKey) -> SyncReport | None:
         state = self._states.get(key)
@@ -172,6 +176,12 @@ class Reconciler:
             history = with_initial_recommendation(history, scale.spec_replicas, now)
         target = ScaleTarget(spec_replicas=scale.spec_replicas, status_replicas=scale.status_replicas)
         pods, problem = self._select_pods(ns, scale.selector)
+        if problem is None:
+            names = frozenset(p.name for p in pods)
+            others = self._claims.claim(obj.key.kind, ns, obj.key.name, names)
+            if others:
+                own = f"{ns}/{obj.key.name}"
+                problem = SelectorProblem.ambiguous(scale.selector, tuple(sorted((own, *others))))
         observations: tuple[Observation, ...] = ()
         if problem is None and needs_metrics(obj.spec, target):
             observations = await self._observe_all(ns, obj, scale.selector)

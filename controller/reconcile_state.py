@@ -5,6 +5,8 @@ checkpoint), the status JSON it last wrote (the baseline of `controller.kube.sta
 rule, so a lagging watch cache never causes a second write), whether it announced a pause, and
 the last report (for explain and preview).
 
+`PodClaims` indexes which autoscalers selected which pods, for upstream's AmbiguousSelector check.
+
 Also here: the values reconcile reports (`SyncReport`, `Result`, `WriteResult`) and the two
 conditions the status builder does not know, laid over its JSON by `overlay_conditions`:
 `ScalingActive=False/ConflictingAutoscaler` while another autoscaler targets the same workload,
@@ -25,7 +27,7 @@ from controller.algorithm.decision import Decision
 from controller.kube.objects import Autoscaler
 from controller.kube.times import format_time
 
-__all__ = ["ExtraCondition", "ObjectState", "Result", "SyncReport", "WriteResult", "overlay_conditions",
+__all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "overlay_conditions",
            "with_initial_recommendation"]
 
 PREVIEW = "Preview"
@@ -114,3 +116,32 @@ def overlay_conditions(status: Mapping[str, Any], extras: tuple[ExtraCondition, 
         else:
             conditions[at] = entry
     return {**status, "conditions": conditions}
+
+
+class PodClaims:
+    """Which autoscalers selected each pod at their last sync: upstream's AmbiguousSelector check
+    ("pods by selector … are controlled by multiple HPAs") as a reverse index, so one check costs
+    the object's own pods, not a scan of every autoscaler (k/k#139111)."""
+
+    def __init__(self) -> None:
+        self._by_pod: dict[tuple[str, str, str], set[str]] = {}  # (kind, namespace, pod) -> names
+        self._pods: dict[tuple[str, str, str], frozenset[str]] = {}  # (kind, namespace, name) -> pods
+
+    def claim(self, kind: str, namespace: str, name: str, pods: frozenset[str]) -> tuple[str, ...]:
+        """Record `name`'s pods; return the other autoscalers (`ns/name`) selecting any of them."""
+        self.release(kind, namespace, name)
+        self._pods[(kind, namespace, name)] = pods
+        others: set[str] = set()
+        for pod in pods:
+            owners = self._by_pod.setdefault((kind, namespace, pod), set())
+            others.update(owners)
+            owners.add(name)
+        return tuple(sorted(f"{namespace}/{other}" for other in others))
+
+    def release(self, kind: str, namespace: str, name: str) -> None:
+        for pod in self._pods.pop((kind, namespace, name), frozenset()):
+            owners = self._by_pod.get((kind, namespace, pod))
+            if owners is not None:
+                owners.discard(name)
+                if not owners:
+                    del self._by_pod[(kind, namespace, pod)]

@@ -7,6 +7,9 @@ import asyncio
 import pytest
 
 from controller.algorithm import ControllerConfig, complete, decide
+from controller.algorithm.pods import PodInfo
+from controller.kube.objects import autoscaler_from_object
+from controller.kube.ports import TargetRef
 from controller.algorithm.spec import ExternalSamples, FetchFailure, HpaStatus, ScaleTarget, SyncInput
 from controller.kube.fake import conflict_error
 from controller.metrics.source import MetricQuery
@@ -253,3 +256,22 @@ async def test_regained_leadership_restores_history_from_status() -> None:
     await w.sync()
     assert w.replicas() == 4, "the scale-down a minute ago still counts against the policy"
     assert w.events.reasons(KEY).count("StateRestored") == 1
+
+
+async def test_two_autoscalers_selecting_the_same_pods_are_ambiguous() -> None:
+    w = World()
+    for i in range(3):
+        w.pods.add(NS, PodInfo(name=f"web-{i}"), {"app": "web"})
+    w.scale.set(NS, TargetRef(api_version="apps/v1", kind="Deployment", name="web2"), replicas=3, selector="app=web")
+    other = pas_json()
+    other["metadata"] = {**other["metadata"], "name": "web2", "uid": "uid-web2"}
+    other["spec"]["scaleTargetRef"]["name"] = "web2"
+    w.observe(80_000)
+    assert (await w.sync()).result is Result.SCALED, "alone, it scales"
+    assert w.reconciler is not None
+    out = await w.reconciler.sync(autoscaler_from_object(other))
+    assert out.result is Result.BLOCKED and out.error is not None
+    assert "pods by selector app=web are controlled by multiple HPAs: [shop/web shop/web2]" in out.error
+    w.reconciler.forget(out.key)  # web2 deleted
+    w.now += 15
+    assert (await w.sync()).result is not Result.BLOCKED
