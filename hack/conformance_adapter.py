@@ -206,6 +206,19 @@ DEVIATIONS: tuple[Deviation, ...] = (
         applies=lambda case: case.get("input", {}).get("prometheus_result", {}).get("resultType") == "scalar",
     ),
     Deviation(
+        name="result-type-named",
+        reason="a Prometheus answer of the wrong result type (matrix, string) is a 500 InternalError "
+        "Status `unable to fetch metrics: unexpected query result type 'matrix' (want vector or scalar)`, "
+        "naming what came back; upstream's external provider answers a bare 500 with no reason and "
+        "`encountered an unexpected query result type`.",
+        normalise=lambda got, case: {"code": 500, "reason": "",
+                                     "message": "encountered an unexpected query result type"}
+        if isinstance(got, dict) and got.get("code") == 500
+        and "unexpected query result type" in str(got.get("message")) else got,
+        applies=lambda case: str(case.get("input", {}).get("prometheus_result", {}).get("resultType", "vector"))
+        not in ("vector", "scalar"),
+    ),
+    Deviation(
         name="placeholder-discovery-entry",
         reason="with no metrics discovered yet, the APIResourceList holds one placeholder entry "
         "(`custommetrics` / `externalmetrics`) instead of none, so clients' discovery of the "

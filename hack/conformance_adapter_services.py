@@ -196,18 +196,17 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
 
 
 def _decoded(result: Mapping[str, Any]) -> Any:
-    """What the Prometheus client hands the service for a /api/v1/query `data` object: vector
-    samples, a scalar as one label-less sample, any other type a bad-response error."""
+    """What the real Prometheus client hands the service for a /api/v1/query `data` object: its
+    own answer validation (adapter.prometheus.answers), so a scalar is one label-less sample and
+    any other result type the error the adapter really raises."""
     from adapter.prometheus import errors as prom_errors
+    from adapter.prometheus.answers import parse_query_data
 
-    kind = result.get("resultType", "vector")
-    if kind == "vector":
-        return [_sample({"metric": i.get("metric", i.get("labels", {})), "value": _vector_value(i)})
-                for i in result.get("result", [])]
-    if kind == "scalar":
-        ts, value = result["result"]
-        return [Sample(labels={}, value=_value(value), timestamp=float(ts))]
-    return prom_errors.PrometheusBadResponse(f"unexpected result type {kind}", path="/api/v1/query")
+    data = {"resultType": result.get("resultType", "vector"), "result": result.get("result", [])}
+    try:
+        return parse_query_data(data, "/api/v1/query")
+    except prom_errors.PrometheusError as err:
+        return err
 
 
 def _vector_value(item: Mapping[str, Any]) -> Any:

@@ -120,6 +120,12 @@ RUNNER_CASES = [  # (id, case, verdict)
                        "expected": LISTER}, "PASS"),
     ("lister-cached-wrong", {"category": "external.discovery", "input": {"steps": ["list", "update", "list"]},
                              "expected": {**LISTER, "inner_calls_after_second_list": 2}}, "FAIL"),
+    ("matrix-result", {"category": "external.response_json",
+                       "input": {"prometheus_result": {"resultType": "matrix", "result": []}},
+                       "expected": {"status": 500, "message": "encountered an unexpected query result type"}}, "SKIP"),
+    ("matrix-result-200", {"category": "external.response_json",
+                           "input": {"prometheus_result": {"resultType": "matrix", "result": []}},
+                           "expected": {"status": 200, "items": []}}, "FAIL"),
     ("series-calls", {"category": "custom.discovery_http", "setup": SERIES_SETUP, "input": {},
                       "expected": {"prometheus_series_calls": 2, "before_relist": []}}, "PASS"),
     ("series-calls-wrong", {"category": "custom.discovery_http", "setup": SERIES_SETUP, "input": {},
@@ -136,6 +142,7 @@ def test_runner_verdicts_per_field(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "unknown expected field colour" in lines["unknown-expected"]
     assert "unknown input field colour" in lines["unknown-input"]
     assert "prose expectation" in lines["prose"] and "prose expectation" in lines["e2e-prose"]
+    assert "deviation result-type-named" in lines["matrix-result"]
 
 
 def test_every_category_has_a_checker_or_is_named() -> None:
