@@ -225,6 +225,8 @@ class Server:
             return self.list(key, namespace)
         name, sub = rest[1], (rest[2] if len(rest) > 2 else "")
         self._count(kind or sub or "object", request)
+        if key == ("", "events"):  # not stored: a correlator's count patch is simply accepted
+            return web.json_response(await request.json())
         obj = self.store.objects[key].get((namespace or "", name))
         if obj is None:
             return _status(404, "NotFound", f'{resource} "{name}" not found')
@@ -233,7 +235,12 @@ class Server:
         if request.method == "GET":
             return web.json_response(obj)
         body = await request.json()
-        if request.method == "PATCH":
+        if request.method == "PATCH" and request.content_type == "application/json-patch+json":
+            try:
+                body = _json_patch(copy.deepcopy(obj), body)
+            except (KeyError, IndexError, ValueError) as err:
+                return _status(422, "Invalid", f"json patch: {err}")
+        elif request.method == "PATCH":
             body = _merge(copy.deepcopy(obj), body)
         elif body.get("metadata", {}).get("resourceVersion") not in (None, "", obj["metadata"]["resourceVersion"]):
             return _status(409, "Conflict", "the object has been modified; please apply your changes to the latest "
@@ -314,6 +321,30 @@ def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         else:
             base[k] = v
     return base
+
+
+def _json_patch(doc: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """RFC 6902 add/replace/remove/test on objects and lists (what status writers send)."""
+    for op in ops:
+        *parents, last = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        node: Any = doc
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        if op["op"] == "test":
+            current = node[int(last)] if isinstance(node, list) else node.get(last)
+            if current != op.get("value"):
+                raise ValueError(f"test failed at {op['path']}")
+        elif op["op"] == "remove":
+            del node[int(last) if isinstance(node, list) else last]
+        elif op["op"] in ("add", "replace"):
+            if isinstance(node, list):
+                node.insert(len(node) if last == "-" else int(last), op["value"]) if op["op"] == "add" \
+                    else node.__setitem__(int(last), op["value"])
+            else:
+                node[last] = op["value"]
+        else:
+            raise ValueError(f"unsupported op {op['op']}")
+    return doc
 
 
 def _now() -> str:
