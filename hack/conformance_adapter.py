@@ -25,12 +25,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hack import conformance_adapter_cases as cases  # noqa: E402
+from hack import conformance_adapter_client as client  # noqa: E402
 from hack import conformance_adapter_compare as compare  # noqa: E402
 from hack import conformance_adapter_files as files  # noqa: E402
 from hack import conformance_adapter_flags as flags  # noqa: E402
 from hack import conformance_adapter_services as services  # noqa: E402
 
-CHECKERS = {**cases.CHECKERS, **services.CHECKERS, **flags.CHECKERS}
+CHECKERS = {**cases.CHECKERS, **services.CHECKERS, **flags.CHECKERS, **client.CHECKERS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,22 @@ def _as_upstream_series_request(got: Any, case: Mapping[str, Any] | None = None)
     if isinstance(got, dict) and isinstance(got.get("http_request"), dict):
         return {**got, "http_request": {**got["http_request"], "method": "GET", "no_end_param": True}}
     return got
+
+
+def _as_upstream_client_url(got: Any, case: Mapping[str, Any] | None = None) -> Any:
+    """Drop our `timeout` parameter and write times as Go's model.Time does (no trailing zeros)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    if not isinstance(got, dict) or not isinstance(got.get("request_url"), str):
+        return got
+    parts = urlsplit(got["request_url"])
+    sent = parse_qsl(parts.query, keep_blank_values=True)
+    request = got.get("http_request") or {}
+    if request.get("method") == "POST":  # series are always POSTed (form body), with `end`=now
+        sent = [(k, v) for k, v in (request.get("query_params") or {}).items() if k != "end"]
+    params = [(k, re.sub(r"\.?0+$", "", v) if k in ("time", "start", "end") and "." in v else v)
+              for k, v in sorted(sent) if k != "timeout"]
+    return {**got, "request_url": urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))}
 
 
 def _milli_cpu(got: Any, case: Mapping[str, Any] | None = None) -> Any:
@@ -135,6 +152,16 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "Prometheus treats as now. Same parameters otherwise (match[], start = now - max age).",
         normalise=_as_upstream_series_request,
         applies=_category("custom.discovery_http"),
+    ),
+    Deviation(
+        name="query-timeout-param",
+        reason="every instant query carries Prometheus' `timeout` parameter (--prometheus-timeout), so "
+        "Prometheus stops work nobody will read; times are sent with millisecond decimals "
+        "(`1565786045.000`), which Prometheus reads as the same instant. Upstream sends `timeout` "
+        "only from a context deadline and writes times without trailing zeros. Series are POSTed "
+        "with `end` (see series-request-post-with-end).",
+        normalise=_as_upstream_client_url,
+        applies=_category("prometheus_client"),
     ),
     Deviation(
         name="header-names-as-given",
