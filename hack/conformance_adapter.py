@@ -82,6 +82,16 @@ def _as_upstream_client_url(got: Any, case: Mapping[str, Any] | None = None) -> 
     return {**got, "request_url": urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))}
 
 
+def _without_placeholder(got: Any) -> Any:
+    """A discovery answer without the placeholder entry, in a list or in each listing of a dict."""
+    placeholders = ("custommetrics", "externalmetrics")
+    if isinstance(got, dict):
+        return {k: _without_placeholder(v) for k, v in got.items()}
+    if isinstance(got, list):
+        return [e for e in got if (e.get("name") if isinstance(e, dict) else e) not in placeholders]
+    return got
+
+
 def _milli_cpu(got: Any, case: Mapping[str, Any] | None = None) -> Any:
     """metrics-server-style nano-core CPU truncated to upstream's millicores."""
     from kubecommon.quantity import Quantity
@@ -250,8 +260,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="with no metrics discovered yet, the APIResourceList holds one placeholder entry "
         "(`custommetrics` / `externalmetrics`) instead of none, so clients' discovery of the "
         "group does not fail while the first relist is pending.",
-        normalise=lambda got, case: [e for e in got if e.get("name") not in ("custommetrics", "externalmetrics")]
-        if isinstance(got, list) else got,
+        normalise=lambda got, case: _without_placeholder(got),
         applies=lambda case: case.get("category", "").endswith(("discovery_list", "discovery")),
     ),
     Deviation(
@@ -293,22 +302,23 @@ CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
         "metrics_query.selector_to_promql": ("query", "error"),
         "series_filter": ("matches", "error"),
         "naming": ("metric_name", "error"),
-        "config.parse": ("error", "startup_error_contains"),
+        "config.parse": ("error", "startup_error_contains", "fatal_error", "success"),
         "custom.registry_query": ("found", "query", "http"),
         "custom.discovery_semantics": ("metrics_unordered",),
-        "custom.discovery_list": ("api_resources_unordered",),
+        "custom.discovery_list": ("api_resources_unordered", "discovery", "discovery_names_unordered",
+                                  "discovery_resource_names"),
         "custom.request_to_promql": ("query", "resolved_request"),
         "external.request_to_promql": ("query", "discovery_entry"),
         "resource_metrics.query_build": ("query",),
         "quantity_conversion": ("quantity",),
         "custom.errors": ("status", "reason", "message", "details"),
         "custom.response_json": ("status", "body", "values", "items_described_object_names"),
-        "external.errors": ("status", "reason", "message", "details", "items"),
-        "external.response_json": ("status", "reason", "message", "details", "items"),
+        "external.errors": ("status", "reason", "message", "details", "items", "values"),
+        "external.response_json": ("status", "reason", "message", "details", "items", "values"),
         "resource_metrics.pods": ("queries_issued_unordered", "pod_metrics_in_input_order"),
         "resource_metrics.nodes": ("queries_issued_unordered", "node_metrics_in_input_order"),
         "cli.prometheus_header": ("http_headers",),
-        "cli.flags": ("fatal_error",),
+        "cli.flags": ("fatal_error", "success"),
         "custom.discovery_http": ("http_request", "prometheus_series_calls", "before_relist",
                                   "after_relist_unordered"),
     }.items()

@@ -149,7 +149,8 @@ def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result
 
 def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     expected = case["expected"]
-    want = expected.get("startup_error_contains") or expected.get("error") or ""
+    want = expected.get("startup_error_contains") or expected.get("error") or expected.get("fatal_error") or ""
+    success = expected.get("success")  # True: must load; False: must be refused (any message)
     try:
         if "rule" in case:
             _served(_compile({"rules": [case["rule"]]}), case.get("input", {}).get("cluster_has_resource"))
@@ -164,12 +165,14 @@ def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> 
             text = "rules:\n- seriesQuery: up\n  " + excerpt + "\n"
             parse_config(text, source="excerpt.yaml")
     except (ConfigError, OverrideNotServed) as err:
-        if not want:  # the case expects the file to load
+        if not want and success is False:
+            return Result(True, expected, f"error: {err}")
+        if not want or success is True:  # the case expects the file to load
             return Result(False, "loaded without error", f"error: {err}")
         if "yaml:" in want:  # Go's yaml.v2 wording differs; the contract is "rejected as YAML"
             return Result("invalid YAML" in str(err), want, str(err))
         return Result(_error_matches(want, str(err)), want, str(err))
-    return Result(not want, want, "loaded without error")
+    return Result(not want and success is not False, want or expected, "loaded without error")
 
 
 def _served(compiled: CompiledConfig, served: Mapping[str, bool] | None) -> None:
@@ -278,9 +281,18 @@ def check_discovery_list(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     registry = _discover(compiled, case["input"]["discovered_series"])
     from adapter.server.discovery_docs import custom_resources
 
-    got = custom_resources(registry.custom_metrics())
-    key: Callable[[Mapping[str, Any]], str] = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
-    return _result(sorted(case["expected"]["api_resources_unordered"], key=key), sorted(got, key=key))
+    resources = custom_resources(registry.custom_metrics())
+    names = [r["name"] for r in resources]
+    got = {"api_resources_unordered": resources, "discovery_names_unordered": names,
+           "discovery_resource_names": sorted({n.split("/", 1)[0] for n in names}),
+           "discovery": [{"name": r["name"], "namespaced": r["namespaced"]} for r in resources]}
+    expected = dict(case["expected"])
+    if isinstance(expected.get("discovery"), list):  # upstream serves the entries in map order
+        expected["discovery_unordered"] = expected.pop("discovery")
+        got["discovery_unordered"] = got.pop("discovery")
+    if isinstance(expected.get("discovery_resource_names"), list):
+        expected["discovery_resource_names"] = sorted(expected["discovery_resource_names"])
+    return _result(expected, got)
 
 
 # --- requests -> PromQL ---------------------------------------------------------------------

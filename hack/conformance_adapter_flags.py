@@ -119,12 +119,13 @@ def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Res
             PrometheusSettings(verb=data["--prometheus-verb"])
         options_from_args(_args(data))  # the adapter's own start-up validation of every flag
     except (ValueError, argparse.ArgumentError) as err:
-        fatal = case["expected"].get("fatal_error", "")
+        fatal = case["expected"].get("fatal_error") or ""
         value = re.findall(r'"([A-Z]+)"', fatal)[:1]
         # Messages are ours; the contract is "refuses to start, naming the bad value or flag".
-        ok = bool(fatal) and (not value or value[0] in str(err))
-        return Result(ok, fatal, str(err))
-    return Result(not case["expected"].get("fatal_error"), case["expected"], "started")
+        ok = bool(fatal) and (not value or value[0] in str(err)) or (not fatal and case["expected"].get("success") is False)
+        return Result(ok, fatal or case["expected"], str(err))
+    return Result(not case["expected"].get("fatal_error") and case["expected"].get("success") is not False,
+                  case["expected"], "started")
 
 
 def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -180,7 +181,24 @@ def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
            "inner_calls_after_first_list": calls_after_first, "inner_calls_after_update": calls_after_update,
            "second_list_series_count_nonzero": bool(second),
            "inner_calls_after_second_list": len(prom.series_calls)}
+    if "rule" in case or "discovered_series" in case.get("input", {}):
+        got.update(_external_discovery(case))
     return _result(case["expected"], got)
+
+
+def _external_discovery(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The external APIResourceList the case's rule and discovered series give."""
+    from adapter.discovery.registry import build_registry
+    from adapter.server.discovery_docs import external_resources
+    from hack.conformance_adapter_cases import _discovered
+
+    compiled = _compile({"externalRules": [case.get("rule") or {"seriesQuery": "up", "metricsQuery": "up"}]})
+    registry = build_registry(compiled, {compiled.external[0].series_query: _discovered(case, compiled.external[0])})
+    resources = external_resources(registry.external_metrics())
+    names = [r["name"] for r in resources]
+    return {"discovery": [{"name": r["name"], "namespaced": r["namespaced"]} for r in resources],
+            "discovery_names_unordered": names, "discovery_resource_names": sorted(names),
+            "api_resources_unordered": resources}
 
 
 CHECKERS = {

@@ -192,7 +192,8 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     except status.StatusError as err:
         return _result(_want_status(expected), _status(err))
     body = render_metrics.render_external(got)
-    return _result({"status": expected["status"], "items": expected.get("items")}, {"status": 200, "items": body["items"]})
+    return _result({k: v for k, v in expected.items() if k in ("status", "items", "values", "reason", "message")},
+                   {"status": 200, "items": body["items"], "values": [i["value"] for i in body["items"]]})
 
 
 def _decoded(result: Mapping[str, Any]) -> Any:

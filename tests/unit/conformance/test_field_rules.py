@@ -87,6 +87,13 @@ LISTER = {"first_list_series_count": 0, "inner_calls_after_first_list": 0, "inne
 SERIES_SETUP = {"config": {"rules": [{"seriesQuery": "a", "metricsQuery": "a"}, {"seriesQuery": "b", "metricsQuery": "b"},
                                      {"seriesQuery": "a", "metricsQuery": "sum(a)"}]}, "flags": {}}
 
+QUEUE_RULE = {"seriesQuery": 'queue_depth{queue!=""}', "resources": {"namespaced": False},
+              "metricsQuery": "sum(<<.Series>>)"}
+QUEUE = [{"__name__": "queue_depth", "queue": "a"}]
+X_RULE = {"seriesQuery": '{__name__=~"^x_.*"}', "resources": {"template": "<<.Resource>>"},
+          "metricsQuery": "sum(<<.Series>>)"}
+X = [{"__name__": "x_a", "pod": "p", "namespace": "n"}]
+
 RUNNER_CASES = [  # (id, case, verdict)
     ("unknown-category", {"category": "custom.new", "input": {}, "expected": {"found": True}}, "FAIL"),
     ("unknown-expected", {"category": "naming", "rule": {"name": {"matches": "^(.*)$"}},
@@ -138,6 +145,32 @@ RUNNER_CASES = [  # (id, case, verdict)
      "FAIL"),
     ("client-query-range", {"category": "prometheus_client", "input": {"call": "QueryRange", "query": "up"},
                             "expected": {"request_url": "http://localhost:9090/api/v1/query_range?query=up"}}, "FAIL"),
+    ("external-discovery-doc", {"category": "external.discovery", "rule": QUEUE_RULE, "input": {"discovered_series": QUEUE},
+                                "expected": {"discovery": [{"name": "queue_depth", "namespaced": True}]}}, "PASS"),
+    ("external-discovery-doc-wrong", {"category": "external.discovery", "rule": QUEUE_RULE,
+                                      "input": {"discovered_series": QUEUE},
+                                      "expected": {"discovery_names_unordered": ["queue_length"]}}, "FAIL"),
+    ("custom-discovery-doc", {"category": "custom.discovery_list", "rule": X_RULE, "input": {"discovered_series": X},
+                              "expected": {"discovery": [{"name": "namespaces/x_a", "namespaced": False},
+                                                         {"name": "pods/x_a", "namespaced": True}],
+                                           "discovery_resource_names": ["pods", "namespaces"]}}, "PASS"),
+    ("custom-discovery-doc-wrong", {"category": "custom.discovery_list", "rule": X_RULE,
+                                    "input": {"discovered_series": X},
+                                    "expected": {"discovery": [{"name": "pods/x_a", "namespaced": False}]}}, "FAIL"),
+    ("config-success", {"category": "config.parse", "rule": {"seriesQuery": "up", "metricsQuery": "up"}, "input": {},
+                        "expected": {"success": True}}, "PASS"),
+    ("config-success-wrong", {"category": "config.parse", "rule": {"seriesQuery": "up", "metricsQuery": "up"},
+                              "input": {}, "expected": {"success": False}}, "FAIL"),
+    ("flags-success-wrong", {"category": "cli.flags", "input": {"--prometheus-verb": "PUT"},
+                             "expected": {"success": True}}, "FAIL"),
+    ("external-values", {"category": "external.response_json",
+                         "input": {"prometheus_result": {"resultType": "vector", "result": [
+                             {"metric": {"queue": "a"}, "value": [1, "2.5"]}]}},
+                         "expected": {"status": 200, "values": ["2500m"]}}, "PASS"),
+    ("external-values-wrong", {"category": "external.response_json",
+                               "input": {"prometheus_result": {"resultType": "vector", "result": [
+                                   {"metric": {"queue": "a"}, "value": [1, "2.5"]}]}},
+                               "expected": {"values": ["2"]}}, "FAIL"),
     ("series-calls", {"category": "custom.discovery_http", "setup": SERIES_SETUP, "input": {},
                       "expected": {"prometheus_series_calls": 2, "before_relist": []}}, "PASS"),
     ("series-calls-wrong", {"category": "custom.discovery_http", "setup": SERIES_SETUP, "input": {},
