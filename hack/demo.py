@@ -1,7 +1,9 @@
 """`make demo`: phase 1, a local Prometheus, a sample app, and the adapter's discovery; phase 2
-(hack/demo_served.py), the served API through the API-server stand-in's aggregation layer.
+(hack/demo_served.py), the served API through the API-server stand-in's aggregation layer; phase 3
+(hack/demo_autoscale.py), the controller autoscaling the sample app through a load step.
 
-    python hack/demo.py [--config hack/demo/config.yaml] [--keep-running] [--phase1-only]
+    python hack/demo.py [--fast] [--report PATH] [--config hack/demo/config.yaml] [--keep-running]
+                        [--phase1-only | --no-autoscale]
 
 Starts the sample exporter (six fake pods in two namespaces on two nodes), a real Prometheus
 scraping it every second (the Debian `prometheus` binary; nothing is installed here), then runs
@@ -14,7 +16,9 @@ the adapter's series discovery with a prometheus-adapter-style rule file and pri
 In phase 1 the object lists come from the fake pods (no Kubernetes API server is involved).
 Phase 2 runs the stand-in with its workload simulator, registers the adapter with APIService
 objects and prints real `kubectl get --raw` and `kubectl top` answers that went through
-aggregation.
+aggregation. Phase 3 creates a PromAutoscaler on shop/web, starts the controller, steps the app's
+load up and down, shows the metric, the replicas and the controller's reason live, prints
+`prom-autoscaler-controller explain` and writes an HTML chart of the run (`--fast`: short windows).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,8 +44,10 @@ from adapter.prometheus.settings import PrometheusSettings  # noqa: E402
 from adapter.rules import query  # noqa: E402
 from adapter.rules.compile import CompiledConfig, compile_config  # noqa: E402
 from adapter.rules.resources import GroupResource  # noqa: E402
+from hack.demo_served import Then  # noqa: E402
 from hack.local_prometheus import PROMETHEUS_BINARY, LocalPrometheus  # noqa: E402
 from hack.local_prometheus import INSTALL_HINT  # noqa: E402
+from hack.metrics_stack import AdapterProcess, StandIn  # noqa: E402
 from hack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo  # noqa: E402
 from kubecommon.quantity import format_bytes, format_cpu_cores, format_decimal  # noqa: E402
 from kubecommon.selectors import Selector  # noqa: E402
@@ -187,14 +194,51 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _default_report() -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path(tempfile.gettempdir()) / f"prom-autoscaler-demo-{stamp}.html"
+
+
+def _autoscale_phase(args: argparse.Namespace, exporter: SampleExporter, prometheus: LocalPrometheus,
+                     workdir: Path) -> Then:
+    def run(standin: StandIn, adapter: AdapterProcess) -> int:
+        from hack.demo_autoscale import DEFAULT, FAST, attach_stack, run_autoscale
+
+        scenario = FAST if args.fast else DEFAULT
+        heading(f"Phase 3: the controller closes the loop ({scenario.mode} mode)")
+        try:
+            stack = attach_stack(workdir / "phase3", exporter, prometheus, standin, adapter)
+            try:
+                code = run_autoscale(stack, scenario=scenario, out=sys.stdout, tty=sys.stdout.isatty(),
+                                     report=Path(args.report), keep_controller=args.keep_running)
+                if args.keep_running and code == 0:
+                    print(f"\nEverything stays up, the controller too; try: KUBECONFIG={standin.kubeconfig} "
+                          "kubectl get promautoscalers -n shop -w (Ctrl-C to stop)")
+                    while True:
+                        time.sleep(3600)
+                return code
+            finally:
+                stack.stop_controllers()  # also on Ctrl-C: no controller outlives the demo
+        except (RuntimeError, TimeoutError, subprocess.SubprocessError) as err:
+            print(f"\nphase 3 failed: {err}", file=sys.stderr)
+            return 1
+
+    return run
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="prom-autoscaler demo, phase 1 (discovery)")
+    parser = argparse.ArgumentParser(description="prom-autoscaler demo: discovery, the served API, autoscaling")
     parser.add_argument("--config", default=str(ROOT / "hack" / "demo" / "config.yaml"))
     parser.add_argument("--keep-running", action="store_true",
                         help="phase 1 only: keep Prometheus up and repeat the example requests every "
                              "30 s; with phase 2: keep the whole stack up until Ctrl-C")
     parser.add_argument("--phase1-only", action="store_true",
-                        help="skip phase 2 (the stand-in, the served API and kubectl)")
+                        help="skip phases 2 and 3 (the stand-in, the served API, kubectl, the controller)")
+    parser.add_argument("--no-autoscale", action="store_true", help="skip phase 3 (the controller)")
+    parser.add_argument("--fast", action="store_true",
+                        help="phase 3 with short windows: sync every 3 s, 10 s scale-down stabilization")
+    parser.add_argument("--report", default=str(_default_report()),
+                        help="where phase 3 writes its HTML page (default: a new file in the temp directory)")
     args = parser.parse_args(argv)
     if not Path(PROMETHEUS_BINARY).exists():
         print(INSTALL_HINT.format(path=PROMETHEUS_BINARY), file=sys.stderr)
@@ -225,13 +269,14 @@ def main(argv: list[str] | None = None) -> int:
         from hack.demo_served import run_phase2
 
         with tempfile.TemporaryDirectory(prefix="prom-autoscaler-demo-") as workdir:
+            then = None if args.no_autoscale else _autoscale_phase(args, exporter, prometheus, Path(workdir))
             return run_phase2(exporter, prometheus, Path(args.config), heading, Path(workdir),
-                              keep_running=args.keep_running)
+                              keep_running=args.keep_running, then=then)
     except KeyboardInterrupt:
         return 0
     finally:
+        exporter.stop()  # first: a scrape cut short by Prometheus' exit would print a BrokenPipeError
         prometheus.close()
-        exporter.stop()
 
 
 if __name__ == "__main__":

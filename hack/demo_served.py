@@ -5,7 +5,8 @@ simulator keeps running, points the sample exporter at exactly those pods (so Pr
 series), starts the adapter and registers it with four APIService objects, then prints real
 `kubectl get --raw` and `kubectl top` answers: kubectl → stand-in (aggregation, front-proxy client
 certificate) → adapter (TokenReview/SubjectAccessReview, watch caches) → Prometheus.
-Finally it scales a Deployment and shows the new pod's metrics, served from the watch cache.
+Finally it scales a Deployment and shows the new pod's metrics, served from the watch cache, and
+hands the running pieces to phase 3 (`then`: the controller closing the loop, hack/demo_autoscale.py).
 
 Non-goals: phase 1 (hack/demo.py explains discovery and the PromQL); anything off loopback.
 """
@@ -24,7 +25,7 @@ from hack import metrics_stack
 from hack.local_prometheus import LocalPrometheus, free_port
 from hack.sample_exporter import FakePod, SampleExporter, populate_demo
 
-__all__ = ["run_phase2"]
+__all__ = ["Then", "run_phase2"]
 
 # (namespace, deployment, replicas, requests/s per pod, CPU cores per pod, memory bytes per pod)
 WORKLOADS = (("shop", "web", 3, 4.0, 0.2, 110 * 2**20),
@@ -110,8 +111,13 @@ def _served(standin: metrics_stack.StandIn, path: str, count: int) -> bool:
     return result.returncode == 0 and len(json.loads(result.stdout)["items"]) >= count
 
 
+# Phase 3 (hack/demo_autoscale.py) runs on phase 2's pieces before they stop.
+Then = Callable[[metrics_stack.StandIn, metrics_stack.AdapterProcess], int]
+
+
 def run_phase2(exporter: SampleExporter, prometheus: LocalPrometheus, config_path: Path,
-               heading: Callable[[str], None], workdir: Path, *, keep_running: bool = False) -> int:
+               heading: Callable[[str], None], workdir: Path, *, keep_running: bool = False,
+               then: Then | None = None) -> int:
     heading("Phase 2: the served API, through kube-apiserver aggregation (the stand-in)")
     namespace, name = metrics_stack.ADAPTER_SERVICE
     port = free_port()
@@ -149,6 +155,8 @@ def run_phase2(exporter: SampleExporter, prometheus: LocalPrometheus, config_pat
         _show(standin, "top", "pods", "-A")
         _show(standin, "top", "nodes")
         code = _scale_up(standin, exporter, prometheus)
+        if then is not None and code == 0:
+            code = then(standin, adapter)
         if keep_running and code == 0:
             print(f"\nEverything stays up; try: KUBECONFIG={standin.kubeconfig} kubectl top pods -A "
                   "(Ctrl-C to stop)")
