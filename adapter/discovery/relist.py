@@ -14,8 +14,8 @@ down at start is picked up quickly.
 
 An empty answer to a query that found series in the snapshot is suspect: right after a restart
 Prometheus answers `/api/v1/series` with nothing before its WAL is replayed, a restarted one has
-no samples for the time it was down (a short look-back window may fall into that hole), and one
-restarted on empty storage knows nothing older than its start. So when any query comes back
+no samples for the time it was down and until its first scrapes (a short look-back window may
+fall into that hole), and one restarted on empty storage knows nothing older than its start. So when any query comes back
 empty that way, the backend's health is read: if it is not ready, or has been scraping only since
 after the look-back window began, the relist counts as failed (`suspect_total`) and the previous
 snapshot stays until a relist succeeds against a ready Prometheus that covers the window. Series
@@ -217,8 +217,8 @@ class Discovery:
         if health.ready is False:
             why = "Prometheus is not ready"
         elif health.covered_since is not None and health.covered_since > start:
-            why = (f"Prometheus has been up only for the last {self._clock() - health.covered_since:.0f}s "
-                   f"of the {self.max_age:g}s look-back window")
+            why = (f"Prometheus restarted recently: its scrapes do not cover the {self.max_age:g}s "
+                   "look-back window yet")
         else:
             return  # a ready backend that covers the window: those series really stopped
         raise SuspectAnswer(f"{len(emptied)} series queries that found series before came back empty "

@@ -40,9 +40,9 @@ class BackendHealth:
 
     #: Prometheus' `/-/ready`: False while it starts (WAL replay) or shuts down
     ready: bool | None = None
-    #: Unix time since which the backend has been scraping without a gap: its start time (a
-    #: Prometheus restarted, even on its old data, has a hole where it was down; one restarted
-    #: on empty storage holds nothing older)
+    #: Unix time since which the backend has been scraping without a gap: shortly after its start
+    #: (a Prometheus restarted, even on its old data, has a hole where it was down and until its
+    #: first scrapes; one restarted on empty storage holds nothing older)
     covered_since: float | None = None
 
 

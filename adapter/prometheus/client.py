@@ -42,7 +42,7 @@ from kubecommon.singleflight import SingleFlight
 if TYPE_CHECKING:
     from adapter.rules.query import PromQL
 
-__all__ = ["PrometheusClient"]
+__all__ = ["SCRAPE_STARTUP_GRACE", "PrometheusClient"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,6 +52,9 @@ _CHUNK = 256 * 1024
 # thousands of pause/resume cycles of the transport (aiohttp's default is 64 KiB).
 _READ_BUFSIZE = 1024 * 1024
 _MAX_ERROR_BODY = 64 * 1024
+#: seconds after its start before a Prometheus' scrapes cover time (5 s discovery throttle plus
+#: scrape intervals up to ~55 s)
+SCRAPE_STARTUP_GRACE = 60.0
 # Encoded forms of recent instant queries: the same few hundred queries (one per HPA metric and
 # selection) repeat every sync period, and percent-encoding a 100-name regex costs more than the
 # rest of building the request.
@@ -190,8 +193,10 @@ class PrometheusClient:
             raise errors.PrometheusBadResponse(str(exc), path=path) from None
 
     async def health(self) -> BackendHealth:
-        """`/-/ready`, then `/api/v1/status/runtimeinfo` for the data coverage (its start time:
-        whatever happened before it, a restart's gap or empty storage, is not scraped data).
+        """`/-/ready`, then `/api/v1/status/runtimeinfo` for the data coverage: its start time
+        (whatever happened before it, a restart's gap or empty storage, is not scraped data) plus
+        `SCRAPE_STARTUP_GRACE`, since a started Prometheus scrapes nothing until its service
+        discovery's first update (throttled to 5 s) and a scrape interval have passed.
 
         A backend that serves neither (Thanos, Mimir, a proxy) says nothing (None), and one that
         cannot be reached is not ready.
@@ -205,7 +210,8 @@ class PrometheusClient:
         except errors.PrometheusError as err:
             log.info("prometheus health: %s", err)
             return BackendHealth(ready=False)
-        return BackendHealth(ready=ready, covered_since=started)
+        return BackendHealth(ready=ready,
+                             covered_since=None if started is None else started + SCRAPE_STARTUP_GRACE)
 
     # -- internals --------------------------------------------------------------------------
     async def _query(self, promql: str, at: float | None) -> list[Sample]:

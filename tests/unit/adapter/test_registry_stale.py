@@ -49,7 +49,7 @@ async def test_one_failing_query_keeps_every_metric_of_the_previous_registry(
 
 @pytest.mark.parametrize(("health", "kept", "why"), [
     pytest.param(BackendHealth(ready=False), True, "Prometheus is not ready", id="not ready (WAL replay)"),
-    pytest.param(BackendHealth(ready=True, covered_since=NOW + 30 - 10), True, "has been up only for the last 10s",
+    pytest.param(BackendHealth(ready=True, covered_since=NOW + 30 - 10), True, "its scrapes do not cover the 120s look-back window yet",
                  id="restarted: up for less than the window"),
     pytest.param(BackendHealth(ready=True, covered_since=NOW - 3600), False, "", id="ready, covers the window"),
     pytest.param(BackendHealth(), False, "", id="backend says nothing (Thanos)"),

@@ -43,7 +43,7 @@ async def test_readyz_and_metrics_report_a_stale_registry_and_its_age() -> None:
 
 async def test_client_reads_readiness_and_data_coverage() -> None:
     from adapter.prometheus.api import BackendHealth
-    from adapter.prometheus.client import PrometheusClient
+    from adapter.prometheus.client import SCRAPE_STARTUP_GRACE, PrometheusClient
     from adapter.prometheus.settings import PrometheusSettings
     from tests.unit.adapter.prom_http import FakePromHTTP, Recorded, json_response
 
@@ -61,7 +61,7 @@ async def test_client_reads_readiness_and_data_coverage() -> None:
     await client.start()
     try:
         start = 1_700_000_000.5  # 2023-11-14T22:13:20.5Z
-        assert await client.health() == BackendHealth(ready=True, covered_since=start)
+        assert await client.health() == BackendHealth(ready=True, covered_since=start + SCRAPE_STARTUP_GRACE)
         state["ready"] = 503
         assert await client.health() == BackendHealth(ready=False)
         state["ready"] = 404  # a backend without /-/ready
