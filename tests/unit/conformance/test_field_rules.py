@@ -12,6 +12,7 @@ import pytest
 
 from hack import conformance_adapter
 from hack import conformance_adapter_compare as compare
+from tests import paths
 
 
 @pytest.mark.parametrize("key, expected, got, ok", [
@@ -195,3 +196,36 @@ def test_runner_verdicts_per_field(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_every_category_has_a_checker_or_is_named() -> None:
     """A category without a checker FAILs by name (e2e, unless its expectation is prose)."""
     assert compare.CATEGORIES - set(conformance_adapter.CHECKERS) == {"e2e"}
+
+
+def _public() -> dict[str, Any]:
+    return json.loads((paths.VECTORS / "prometheus-adapter-public.json").read_text())
+
+
+def _public_case(case_id: str) -> dict[str, Any]:
+    return next(c for c in _public()["cases"] if c["id"] == case_id)
+
+
+def _with(case: dict[str, Any], new_id: str, **expected: Any) -> dict[str, Any]:
+    return {**case, "id": new_id, "expected": {**case["expected"], **expected}}
+
+
+@pytest.mark.timeout(10)
+def test_object_metrics_fields_pass_and_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes, pods = _public_case("resource.nodes.basic"), _public_case("resource.pods.multi_namespace")
+    node_list = nodes["expected"]["node_metrics_in_input_order"]
+    wrong_nodes = [{**node_list[0], "usage": {"cpu": "1", "memory": "2100"}}, *node_list[1:]]
+    cases = [
+        _with(nodes, "nodes-plain-field", node_metrics=node_list),
+        _with(nodes, "nodes-plain-field-wrong", node_metrics=wrong_nodes),
+        _with(nodes, "nodes-in-order-wrong", node_metrics_in_input_order=wrong_nodes),
+        _with(nodes, "nodes-prose", node_metrics="non-empty; every node usage.cpu > 0"),
+        _with(pods, "pods-plain-field", pod_metrics=pods["expected"]["pod_metrics_in_input_order"]),
+        _with(pods, "pods-plain-field-wrong", pod_metrics=pods["expected"]["pod_metrics_in_input_order"][:1]),
+    ]
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"fixtures": _public()["fixtures"], "cases": cases}))
+    conformance_adapter.run(path)
+    verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in capsys.readouterr().out.splitlines()[:-1]}
+    assert verdicts == {"nodes-plain-field": "PASS", "nodes-plain-field-wrong": "FAIL", "nodes-in-order-wrong": "FAIL",
+                        "nodes-prose": "SKIP", "pods-plain-field": "PASS", "pods-plain-field-wrong": "FAIL"}
