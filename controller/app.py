@@ -100,6 +100,7 @@ class Controller:
         ns = o.watch_namespace
         self.pods_cache = ObjectCache(client, _PODS, namespace=ns, keep_raw=True)
         self.caches = [self.pods_cache]
+        self._flushes: dict[ObjectCache, Callable[[], None]] = {}
         host = socket.gethostname()
         identity = f"{host}_{uuid.uuid4()}"
         self.events = KubeEventSink(client, instance=identity, host=host)
@@ -144,6 +145,7 @@ class Controller:
         cache = ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
                             on_change=changed)  # fmt: skip
         self.caches.append(cache)
+        self._flushes[cache] = lambda: self.loop.on_cache_change(kind, cache.list(None))
         return cache
 
     def _leadership_changed(self, leading: bool) -> None:
@@ -191,6 +193,10 @@ class Controller:
                 _log.warning("cannot read native HPAs (%s): the conflict guard covers PromAutoscalers only", err)
                 await cache.stop()
                 self.caches.remove(cache)
+        for cache in self.caches:  # every object known (conflicts too) before the first sync
+            flush = self._flushes.get(cache)
+            if flush is not None:
+                flush()
 
     async def _serve(self, stop: asyncio.Event) -> None:
         """Lead or stand by until `stop`; then drain, checkpoint and release the Lease."""
