@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from yarl import URL
 
 from adapter.kube.identity import UserInfo as AdapterUser
 from adapter.server.requestinfo import derive_request_info
@@ -63,7 +64,7 @@ def test_the_table_is_well_formed() -> None:
     ids = [row["id"] for row in ROWS]
     assert len(ids) == len(set(ids)), "row ids are unique"
     for row in ROWS:
-        assert set(row) <= {"id", "method", "path", "query", "want"}, row["id"]
+        assert set(row) <= {"id", "method", "path", "encoded", "query", "want"}, row["id"]
         assert set(row["want"]) <= {"error", *RESOURCE_KEYS}, row["id"]
 
 
@@ -72,14 +73,15 @@ def test_the_table_is_well_formed() -> None:
 def test_request_info_agrees_with_kube_apiserver(implementation: str, row: Mapping[str, Any]) -> None:
     derive = IMPLEMENTATIONS[implementation]
     method, query = row.get("method", "GET"), {k: str(v) for k, v in (row.get("query") or {}).items()}
+    path = URL(row["path"]).path if row.get("encoded") else row["path"]  # aiohttp's request.path
     want = _want(row)
     if want.get("error"):
         with pytest.raises(StatusError) as raised:
-            derive(method, row["path"], query)
+            derive(method, path, query)
         assert raised.value.code == 500
         assert "failed to create RequestInfo" in str(raised.value)
         return
-    assert derive(method, row["path"], query) == want
+    assert derive(method, path, query) == {**want, "path": path}
 
 
 # --- who is asking: the authenticated-group adder both sides apply ---------------------------
