@@ -14,7 +14,7 @@ test:
 
 demo:
 	@$(SETUP) prometheus kubectl
-	$(PY) hack/demo.py
+	$(PY) hack/demo.py $(DEMO_ARGS)
 
 bench:
 	@$(SETUP) prometheus kubectl
