@@ -284,6 +284,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
         normalise=lambda got, case: got,
     ),
     Deviation(
+        name="unused-labels-never-fail",
+        reason="a metricsQuery that reads nothing derived from the rule's labels (e.g. `series "
+        "<<.Series>>`) is served even when the rule maps no label for the namespace or resource; "
+        "upstream's Build looks both labels up first and fails the request (404) when its "
+        "converter has no mapping, though the template would never print them.",
+        normalise=lambda got, case: got,
+    ),
+    Deviation(
         name="join-template-function",
         reason="templates may use `join` (not a Go builtin) to print a slice with a separator; "
         "upstream would reject such a template at start.",

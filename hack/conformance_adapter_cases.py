@@ -96,7 +96,7 @@ def _build(case: Mapping[str, Any], *, external: bool) -> Result:
                 group_by=data.get("group_by", ""), group_by_slice=data.get("group_by_slice", []),
             )  # fmt: skip
         else:
-            res = data["resource"]
+            res = data.get("resource") or {"group": "", "resource": ""}  # Go's zero GroupResource
             got = build_query(
                 template, _Identity(), series=data.get("series", ""), metric_selector=selector,
                 namespace=data.get("namespace") or None,

@@ -215,12 +215,16 @@ def build_query(
 ) -> PromQL:
     """prometheus-adapter `Build` (resource given) or `BuildExternal` (resource None)."""
     matchers = _selector_matchers(metric_selector)
-    if namespace and add_namespace:
-        _namespace_matcher(matchers, labels, namespace)
     slice_: list[str] = list(group_by_slice)
-    if resource is not None:
-        slice_ = _resource_matcher(matchers, labels, resource, names, extra_group_by)
-        group_by = ",".join(slice_)
+    try:
+        if namespace and add_namespace:
+            _namespace_matcher(matchers, labels, namespace)
+        if resource is not None:
+            slice_ = _resource_matcher(matchers, labels, resource, names, extra_group_by)
+            group_by = ",".join(slice_)
+    except (MissingLabelMapping, InvalidRuleLabel):
+        if _reads_labels(template):
+            raise  # a template that never reads the labels cannot fail on them (`series <<.Series>>`)
     if template.references("LabelValuesByName"):
         _check_plain_values(matchers.raw_values)
     args = Struct("naming.queryTemplateArgs", {
@@ -240,6 +244,19 @@ def build_query(
             "select fewer objects (e.g. a narrower labelSelector)"
         )
     return PromQL(text)
+
+
+_LABEL_FIELDS = ("LabelMatchers", "LabelValuesByName", "GroupBy", "GroupBySlice")
+#: `.` or `$` alone as an operand hands the template the whole argument struct (labels included).
+_WHOLE_ARGUMENT = re.compile(r"(?:^|[\s(|=])[.$](?=[\s)|]|$)")
+
+
+def _reads_labels(template: gotemplate.Template) -> bool:
+    """Whether the template may read anything derived from the rule's labels."""
+    if any(template.references(name) for name in _LABEL_FIELDS):
+        return True
+    actions = re.findall(r"<<-?(.*?)-?>>", template.source, flags=re.DOTALL)
+    return any(_WHOLE_ARGUMENT.search(action.strip()) for action in actions)
 
 
 def _resource_matcher(matchers: _Matchers, labels: LabelLookup, resource: GroupResource,

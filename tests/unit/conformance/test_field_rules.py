@@ -172,6 +172,12 @@ RUNNER_CASES = [  # (id, case, verdict)
                                "input": {"prometheus_result": {"resultType": "vector", "result": [
                                    {"metric": {"queue": "a"}, "value": [1, "2.5"]}]}},
                                "expected": {"values": ["2"]}}, "FAIL"),
+    ("series-without-resource", {"category": "metrics_query.build (custom/resource path)",
+                                 "rule": {"metricsQuery": "series <<.Series>>"}, "input": {"series": "foo"},
+                                 "expected": {"query": "series foo", "error": None}}, "PASS"),
+    ("series-without-resource-wrong", {"category": "metrics_query.build (custom/resource path)",
+                                       "rule": {"metricsQuery": "series <<.Series>>"}, "input": {"series": "foo"},
+                                       "expected": {"query": "series bar"}}, "FAIL"),
     ("series-calls", {"category": "custom.discovery_http", "setup": SERIES_SETUP, "input": {},
                       "expected": {"prometheus_series_calls": 2, "before_relist": []}}, "PASS"),
     ("series-calls-wrong", {"category": "custom.discovery_http", "setup": SERIES_SETUP, "input": {},
