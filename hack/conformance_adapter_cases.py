@@ -140,7 +140,7 @@ def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result
     name = case["input"]["series_name"]
     got = compiled.expand_name(name)
     if got is None:  # Go: MetricNameForSeries fails
-        error = f"series name {go_quote(name)} did not match expected pattern {go_quote(compiled.name_pattern.pattern)}"
+        error = f"series name {go_quote(name)} did not match expected pattern {go_quote(str(getattr(compiled.name_pattern, "pattern", "")))}"
         return _errored(expected, error, wanted=expected.get("metric_name"), shown=error)
     if expected.get("error"):
         return Result(False, expected["error"], got)
@@ -178,17 +178,12 @@ def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> 
 def _served(compiled: CompiledConfig, served: Mapping[str, bool] | None) -> None:
     """The adapter's start-up check of the overrides, against the case's `cluster_has_resource`
     (`"group/resource": bool`; a resource it does not list is served)."""
-    if not served:
-        return
     import asyncio
 
     from kubecommon.kube.errors import UnknownResource
 
-    unserved = set()
-    for key, value in served.items():
-        group, _, resource = key.rpartition("/") if "/" in key else ("", "", key)
-        if value is False:
-            unserved.add(DEFAULT_TABLE.normalize_or_pass(group, resource))
+    unserved = {DEFAULT_TABLE.normalize_or_pass(*(key.rpartition("/")[::2] if "/" in key else ("", key)))
+                for key, value in (served or {}).items() if value is False}
 
     async def resolve(group: str, resource: str) -> None:
         if GroupResource(group, resource) in unserved:
@@ -254,7 +249,8 @@ def check_registry_query(case: Mapping[str, Any], fixtures: Mapping[str, Any], *
 def _not_found(expected: Mapping[str, Any], resource: GroupResource, metric: str) -> Result:
     """Not in the registry: `found: false`, and the 404 the custom-metrics service answers with
     when the case also gives the HTTP answer."""
-    want, got = {"found": expected["found"]}, {"found": False}
+    want: dict[str, Any] = {"found": expected["found"]}
+    got: dict[str, Any] = {"found": False}
     if "http" in expected:
         body = MetricNotFound.for_resource(str(resource), metric).to_dict()
         want["http"] = expected["http"]

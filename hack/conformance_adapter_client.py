@@ -85,13 +85,13 @@ def check_client_call(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> R
     except Unsupported as err:  # a call this runner cannot make is a FAIL naming it, never a SKIP
         return Result(False, case["expected"], f"not checked: {err}")
     query = urlencode(sorted(params, key=lambda kv: kv[0]))  # Go's url.Values.Encode: sorted by key
-    got = {"request_url": url + (f"?{query}" if method == "GET" and query else ""),
-           "http_request": {"method": method, "path": urlsplit(url).path, "query_params": dict(params)}}
-    expected = case["expected"]
-    want = {k: v for k, v in expected.items() if k in got}
-    if "request_url" in want and isinstance(want["request_url"], str):
+    requested = url + (f"?{query}" if method == "GET" and query else "")
+    got: dict[str, Any] = {"request_url": _canonical(requested),
+                           "http_request": {"method": method, "path": urlsplit(url).path,
+                                            "query_params": dict(params)}}
+    want = {k: v for k, v in case["expected"].items() if k in got}
+    if isinstance(want.get("request_url"), str):
         want["request_url"] = _canonical(want["request_url"])
-        got["request_url"] = _canonical(got["request_url"])
     return _result(want, got)
 
 

@@ -1,0 +1,301 @@
+"""The adapter's deliberate deviations from prometheus-adapter, as the conformance runner
+applies them (hack/conformance_adapter.py): each names what we do differently and why, and
+carries a normaliser mapping our answer to what upstream would answer without the deviation. A
+failing case is reported `SKIP id: deviation <name>: <reason>` only when the normalised answer
+matches upstream's expectation, so a deviation can never hide an unrelated bug.
+
+Non-goals: running or checking cases (conformance_adapter and the checker modules).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["DEVIATIONS", "LOG_DEVIATIONS", "Deviation"]
+
+
+@dataclass(frozen=True, slots=True)
+class Deviation:
+    name: str
+    reason: str
+    normalise: Callable[[Any, Mapping[str, Any]], Any]
+    """Maps our answer to what upstream would answer if the deviation did not exist."""
+    applies: Callable[[Mapping[str, Any]], bool] = lambda case: True
+
+
+def _unescape_regex_values(got: Any, case: Mapping[str, Any] | None = None) -> Any:
+    """Undo RE2 QuoteMeta inside `=~"..."` / `!~"..."` (PromQL-quoted, so `\\\\.` in the text)."""
+    if not isinstance(got, str):
+        return got
+
+    def fix(match: re.Match[str]) -> str:
+        return match.group(1) + re.sub(r"\\\\([\\.+*?()|\[\]{}^$])", r"\1", match.group(2)) + '"'
+
+    return re.sub(r'([=!]~")((?:[^"\\]|\\.)*)"', fix, got)
+
+
+def _canonical_header_names(got: Any, case: Mapping[str, Any] | None = None) -> Any:
+    if not isinstance(got, dict):
+        return got
+    return {"-".join(p[:1].upper() + p[1:].lower() for p in k.split("-")): v for k, v in got.items()}
+
+
+def _as_upstream_series_request(got: Any, case: Mapping[str, Any] | None = None) -> Any:
+    if isinstance(got, dict) and isinstance(got.get("http_request"), dict):
+        return {**got, "http_request": {**got["http_request"], "method": "GET", "no_end_param": True}}
+    return got
+
+
+def _as_upstream_client_url(got: Any, case: Mapping[str, Any] | None = None) -> Any:
+    """Drop our `timeout` parameter and write times as Go's model.Time does (no trailing zeros)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    if not isinstance(got, dict) or not isinstance(got.get("request_url"), str):
+        return got
+    parts = urlsplit(got["request_url"])
+    sent = parse_qsl(parts.query, keep_blank_values=True)
+    request = got.get("http_request") or {}
+    if request.get("method") == "POST":  # series are always POSTed (form body), with `end`=now
+        sent = [(k, v) for k, v in (request.get("query_params") or {}).items() if k != "end"]
+    params = [(k, re.sub(r"\.?0+$", "", v) if k in ("time", "start", "end") and "." in v else v)
+              for k, v in sorted(sent) if k != "timeout"]
+    return {**got, "request_url": urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))}
+
+
+def _without_placeholder(got: Any) -> Any:
+    """A discovery answer without the placeholder entry, in a list or in each listing of a dict."""
+    placeholders = ("custommetrics", "externalmetrics")
+    if isinstance(got, dict):
+        return {k: _without_placeholder(v) for k, v in got.items()}
+    if isinstance(got, list):
+        return [e for e in got if (e.get("name") if isinstance(e, dict) else e) not in placeholders]
+    return got
+
+
+def _milli_cpu(got: Any, case: Mapping[str, Any] | None = None) -> Any:
+    """metrics-server-style nano-core CPU truncated to upstream's millicores."""
+    from kubecommon.quantity import Quantity
+
+    if isinstance(got, str):
+        try:
+            return str(Quantity.from_milli(int(Quantity.parse(got).value * 1000)))
+        except ValueError:
+            return got
+    if isinstance(got, list):
+        return [_milli_cpu(item) for item in got]
+    if isinstance(got, dict):
+        return {k: (_milli_cpu(v) if k == "cpu" or isinstance(v, (dict, list)) else v) for k, v in got.items()}
+    return got
+
+
+def _is_cpu_case(case: Mapping[str, Any]) -> bool:
+    data = case.get("input", {})
+    return str(case.get("category", "")).startswith("resource_metrics") or data.get("api_path") == "resource.cpu"
+
+
+def _is_external_non_finite(case: Mapping[str, Any]) -> bool:
+    data = case.get("input", {})
+    return data.get("api_path") == "external" and str(data.get("prometheus_value")) in (
+        "NaN", "+Inf", "-Inf", "Inf", "inf", "nan")
+
+
+def _upstream_selector_error(case: Mapping[str, Any]) -> Any:
+    """What upstream answers for a `>`/`<` metric selector, from the request path."""
+    path = case.get("input", {}).get("http", "").split("?", 1)[0].split("/")
+    if case.get("category", "").startswith("external"):
+        return {"code": 500, "reason": "InternalError", "message": "Internal error occurred: unable to fetch metrics",
+                "details": {"causes": [{"message": "unable to fetch metrics"}]}}
+    resource = path[-3] if len(path) >= 3 else ""
+    return {"code": 404, "reason": "NotFound",
+            "message": f"the server could not find the metric {path[-1]} for {resource}"}
+
+
+def _category(*names: str) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda case: case.get("category") in names
+
+
+def _upstream_fetch_error(case: Mapping[str, Any]) -> dict[str, Any]:
+    """Upstream's Status for any failed Prometheus call, in the shape the errors checker compares."""
+    status = {"code": 500, "reason": "InternalError", "message": "Internal error occurred: unable to fetch metrics"}
+    if "details" in case.get("expected", {}):
+        status["details"] = {"causes": [{"message": "unable to fetch metrics"}]}
+    return status
+
+
+def _prometheus_5xx(case: Mapping[str, Any]) -> bool:
+    status = case.get("input", {}).get("prometheus_http_status")
+    return isinstance(status, int) and status >= 500
+
+
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        name="regex-escaped-values",
+        reason="object names and `in`/`notin` selector values are regex-escaped (RE2 QuoteMeta) "
+        "inside =~/!~ matchers, so `ip-10-0-0-1.ec2.internal` or `in (a.b)` match only "
+        "themselves; upstream pastes them in as raw regex (`.` matches any character).",
+        normalise=_unescape_regex_values,
+    ),
+    Deviation(
+        name="series-request-post-with-end",
+        reason="discovery always POSTs /api/v1/series (form body, no 414 from long selectors "
+        "behind proxies) and sends `end`=now explicitly; upstream GETs without `end`, which "
+        "Prometheus treats as now. Same parameters otherwise (match[], start = now - max age).",
+        normalise=_as_upstream_series_request,
+        applies=_category("custom.discovery_http"),
+    ),
+    Deviation(
+        name="query-timeout-param",
+        reason="every instant query carries Prometheus' `timeout` parameter (--prometheus-timeout), so "
+        "Prometheus stops work nobody will read; times are sent with millisecond decimals "
+        "(`1565786045.000`), which Prometheus reads as the same instant. Upstream sends `timeout` "
+        "only from a context deadline and writes times without trailing zeros. Series are POSTed "
+        "with `end` (see series-request-post-with-end).",
+        normalise=_as_upstream_client_url,
+        applies=_category("prometheus_client"),
+    ),
+    Deviation(
+        name="header-names-as-given",
+        reason="--prometheus-header names are sent as written (`foo`), not canonicalised to "
+        "`Foo`; HTTP header names are case-insensitive, so Prometheus and proxies see the same.",
+        normalise=_canonical_header_names,
+        applies=_category("cli.prometheus_header"),
+    ),
+    Deviation(
+        name="no-kubeconfig-prometheus-auth",
+        reason="--prometheus-auth-config / --prometheus-auth-incluster (a kubeconfig's transport "
+        "for Prometheus) are refused with a message pointing at --prometheus-token-file and "
+        "--prometheus-ca-file, which cover the same deployments without the kubernetes client "
+        "on the request path.",
+        normalise=lambda got, case: {"success": True}
+        if isinstance(got, dict) and "not supported" in str(got.get("error", "")) else got,
+        applies=lambda case: bool(case.get("input", {}).get("--prometheus-auth-config")
+                                  or case.get("input", {}).get("--prometheus-auth-incluster")),
+    ),
+    Deviation(
+        name="cpu-nanocores",
+        reason="metrics.k8s.io CPU is reported in nano-cores like metrics-server (`250500u` is "
+        "0.2505 cores); upstream truncates to millicores, so sub-millicore usage reads 0.",
+        normalise=_milli_cpu,
+        applies=_is_cpu_case,
+    ),
+    Deviation(
+        name="external-non-finite-values",
+        reason="an external metric sample of NaN or ±Inf becomes 0 / the int64 bound; upstream's "
+        "unguarded float->int64 conversion yields -9223372036854775808m (issue #280's symptom).",
+        normalise=lambda got, case: "-9223372036854775808m",
+        applies=_is_external_non_finite,
+    ),
+    Deviation(
+        name="external-not-found-names-namespaces",
+        reason="an unknown external metric is 404 `...could not find the metric <m> for "
+        "namespaces` in every namespace; upstream drops the resource name outside `default` "
+        "(`...for `), a quirk of its selectGroupResource.",
+        normalise=lambda got, case: {**got, "message": got["message"].replace(" for namespaces", " for ")}
+        if isinstance(got, dict) and "message" in got else got,
+        applies=lambda case: case.get("category") == "external.errors"
+        and "/namespaces/default/" not in case.get("input", {}).get("http", ""),
+    ),
+    Deviation(
+        name="prometheus-5xx-is-503",
+        reason="Prometheus answering 5xx (overloaded, restarting, a proxy in front of it) is a passing "
+        "outage answered 503 ServiceUnavailable, like an unreachable or timed-out Prometheus, so "
+        "clients see a retryable condition; upstream answers 500 InternalError 'unable to fetch "
+        "metrics' for every failure.",
+        normalise=lambda got, case: _upstream_fetch_error(case)
+        if isinstance(got, dict) and got.get("code") == 503 else got,
+        applies=_prometheus_5xx,
+    ),
+    Deviation(
+        name="unsupported-selector-is-400",
+        reason="a metric selector with `>`/`<` (which PromQL matchers cannot express) is the "
+        "client's mistake: 400 BadRequest naming the operator; upstream answers 404 'could not "
+        "find the metric' (custom) or 500 'unable to fetch metrics' (external).",
+        normalise=lambda got, case: _upstream_selector_error(case),
+        applies=lambda case: bool(re.search(r"(%3[CE]|[<>])", case.get("input", {}).get("http", ""))),
+    ),
+    Deviation(
+        name="scalar-external-labels",
+        reason="a scalar external-metric result is one item whose metricLabels is {} rather than "
+        "null: the Prometheus client turns scalars into a sample with no labels.",
+        normalise=lambda got, case: {**got, "items": [{**i, "metricLabels": i.get("metricLabels") or None}
+                                                      for i in got.get("items", [])]}
+        if isinstance(got, dict) else got,
+        applies=lambda case: case.get("input", {}).get("prometheus_result", {}).get("resultType") == "scalar",
+    ),
+    Deviation(
+        name="result-type-named",
+        reason="a Prometheus answer of the wrong result type (matrix, string) is a 500 InternalError "
+        "Status `unable to fetch metrics: unexpected query result type 'matrix' (want vector or scalar)`, "
+        "naming what came back; upstream's external provider answers a bare 500 with no reason and "
+        "`encountered an unexpected query result type`.",
+        normalise=lambda got, case: {"code": 500, "reason": "",
+                                     "message": "encountered an unexpected query result type"}
+        if isinstance(got, dict) and got.get("code") == 500
+        and "unexpected query result type" in str(got.get("message")) else got,
+        applies=lambda case: str(case.get("input", {}).get("prometheus_result", {}).get("resultType", "vector"))
+        not in ("vector", "scalar"),
+    ),
+    Deviation(
+        name="placeholder-discovery-entry",
+        reason="with no metrics discovered yet, the APIResourceList holds one placeholder entry "
+        "(`custommetrics` / `externalmetrics`) instead of none, so clients' discovery of the "
+        "group does not fail while the first relist is pending.",
+        normalise=lambda got, case: _without_placeholder(got),
+        applies=lambda case: case.get("category", "").endswith(("discovery_list", "discovery")),
+    ),
+    Deviation(
+        name="label-names-validated",
+        reason="a metric-selector key that is not a Prometheus label name (e.g. "
+        "`app.kubernetes.io/name`) is rejected with a 400 before querying; upstream sends the "
+        "broken PromQL to Prometheus and answers 500/404.",
+        normalise=lambda got, case: got,
+    ),
+    Deviation(
+        name="empty-metric-name-not-served",
+        reason="a series whose `name.as` expands to \"\" (e.g. `$1_per_second`) is not registered: "
+        "no API path can name it; upstream registers the empty name. Naming itself still "
+        "expands to \"\" exactly as Go does (check-config warns about it).",
+        normalise=lambda got, case: got,
+    ),
+    Deviation(
+        name="template-errors-at-load",
+        reason="a metricsQuery that can never render (unknown field such as `<<.Foo>>`) fails at "
+        "load with the rule named, instead of failing every query at runtime.",
+        normalise=lambda got, case: got,
+    ),
+    Deviation(
+        name="unused-labels-never-fail",
+        reason="a metricsQuery that reads nothing derived from the rule's labels (e.g. `series "
+        "<<.Series>>`) is served even when the rule maps no label for the namespace or resource; "
+        "upstream's Build looks both labels up first and fails the request (404) when its "
+        "converter has no mapping, though the template would never print them.",
+        normalise=lambda got, case: got,
+    ),
+    Deviation(
+        name="join-template-function",
+        reason="templates may use `join` (not a Go builtin) to print a slice with a separator; "
+        "upstream would reject such a template at start.",
+        normalise=lambda got, case: got,
+    ),
+)
+
+
+#: Deviations in log wording, with the same contract as DEVIATIONS: each maps one of our log
+#: lines to upstream's wording, and excuses a difference only when that reproduces the expectation.
+LOG_DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        name="prometheus-error-log-wording",
+        reason="a failed Prometheus call is logged with what was asked and the answer's path and HTTP "
+        "code (`unable to fetch metrics from prometheus (custom metric m for pods): /api/v1/query: "
+        "HTTP 414: ...`); upstream logs its client's error type (`bad_response: unknown response code "
+        "414`). Same event, same code; the client sees the same Status.",
+        normalise=lambda line, expected: re.sub(
+            r"^unable to fetch metrics from prometheus \([^)]*\): \S+: HTTP (\d+): .*$",
+            lambda m: m.group(0) if m.group(1) in ("400", "422", "503")
+            else f"unable to fetch metrics from prometheus: bad_response: unknown response code {m.group(1)}",
+            line) if isinstance(line, str) else line,
+    ),
+)
