@@ -140,7 +140,8 @@ def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result
     name = case["input"]["series_name"]
     got = compiled.expand_name(name)
     if got is None:  # Go: MetricNameForSeries fails
-        error = f"series name {go_quote(name)} did not match expected pattern {go_quote(str(getattr(compiled.name_pattern, "pattern", "")))}"
+        pattern = str(getattr(compiled.name_pattern, "pattern", ""))
+        error = f"series name {go_quote(name)} did not match expected pattern {go_quote(pattern)}"
         return _errored(expected, error, wanted=expected.get("metric_name"), shown=error)
     if expected.get("error"):
         return Result(False, expected["error"], got)
