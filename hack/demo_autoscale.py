@@ -10,8 +10,9 @@ replicas, as it would for a real app behind a load balancer.
 
 While it runs it samples, twice a second, what the controller wrote (the Deployment's `/scale`, the
 PromAutoscaler's status and `lastDecision`) and what it last read (its `/debug/decisions` document),
-shows them live (hack.demo_live), prints each scale with its reason, then `prom-autoscaler-controller
-explain` for the last decision, and writes the HTML page (hack.demo_report).
+shows them live (hack.demo_live), prints each scale with its reason, stops the controller once it
+has scaled back down (so that decision stays the last), prints `prom-autoscaler-controller explain`
+for it, and writes the HTML page (hack.demo_report).
 
 Non-goals: starting the stack (hack/demo_served.py or a test does), asserting (the tests do).
 """
@@ -208,12 +209,6 @@ def _explain(stack: ControllerStack, namespace: str, name: str, out: TextIO) -> 
     return result.returncode
 
 
-def _show_pas(stack: ControllerStack, namespace: str, out: TextIO) -> None:
-    out.write(f"\n$ kubectl get promautoscalers -n {namespace}\n")
-    result = stack.kubectl("get", "promautoscalers", "-n", namespace, check=False)
-    out.write(result.stdout + result.stderr)
-
-
 def run_autoscale(stack: ControllerStack, *, scenario: Scenario, out: TextIO, tty: bool, report: Path,
                   namespace: str = "shop", name: str = "web", keep_controller: bool = False) -> int:
     """Phase 3 end to end; 0 when the controller scaled up and back down and the page was written."""
@@ -239,7 +234,6 @@ def run_autoscale(stack: ControllerStack, *, scenario: Scenario, out: TextIO, tt
             ctl.stop()  # the decision explained below stays the last one
         rec.tail(seconds=1.0)
     rec.attach_event_messages()
-    _show_pas(stack, namespace, out)
     if _explain(stack, namespace, name, out) != 0:
         code = 1
     recording: Recording = rec.recording(mode=scenario.mode, settings=scenario.settings())
