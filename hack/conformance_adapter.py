@@ -45,7 +45,7 @@ CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
         "naming": ("metric_name", "error"),
         "config.parse": ("error", "startup_error_contains", "fatal_error", "success"),
         "custom.registry_query": ("found", "query", "http"),
-        "custom.discovery_semantics": ("metrics_unordered",),
+        "custom.discovery_semantics": ("metrics_unordered", "before_relist", "after_relist_unordered"),
         "custom.discovery_list": ("api_resources_unordered", "discovery", "discovery_names_unordered",
                                   "discovery_resource_names"),
         "custom.request_to_promql": ("query", "resolved_request"),

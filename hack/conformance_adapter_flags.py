@@ -157,6 +157,19 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     return _result({k: v for k, v in case["expected"].items() if k in got}, got)
 
 
+def relisted(compiled: Any, series: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The custom metrics listed before and after one relist whose every series query answers
+    `series` (each rule keeps what its own filters accept, as the adapter's discovery does)."""
+    from adapter.discovery.relist import Discovery
+
+    answer = [dict(s) for s in series]
+    prom = FakePrometheus(series_by_matcher={r.series_query: answer for r in (*compiled.custom, *compiled.external)})
+    discovery = Discovery(prom, compiled, interval=60.0, clock=lambda: 1000.0)
+    before = _metric_infos(discovery.snapshot)
+    asyncio.run(discovery.relist())
+    return before, _metric_infos(discovery.snapshot)
+
+
 def _metric_infos(registry: Any) -> list[dict[str, Any]]:
     return [{"group_resource": str(i.resource), "namespaced": i.namespaced, "metric": i.metric}
             for i in registry.custom_metrics()]

@@ -235,3 +235,17 @@ def test_object_metrics_fields_pass_and_fail(tmp_path: Path, capsys: pytest.Capt
     verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in capsys.readouterr().out.splitlines()[:-1]}
     assert verdicts == {"nodes-plain-field": "PASS", "nodes-plain-field-wrong": "FAIL", "nodes-in-order-wrong": "FAIL",
                         "nodes-prose": "SKIP", "pods-plain-field": "PASS", "pods-plain-field-wrong": "FAIL"}
+
+
+@pytest.mark.timeout(10)
+def test_relist_listing_fields_pass_and_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = _public_case("discovery.namespaced_flag")
+    listed = case["expected"]["metrics_unordered"]
+    cases = [_with(case, "listed-after", before_relist=[], after_relist_unordered=list(reversed(listed))),
+             _with(case, "listed-before-wrong", before_relist=listed[:1]),
+             _with(case, "listed-after-wrong", after_relist_unordered=listed[1:])]
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"fixtures": {}, "cases": cases}))
+    conformance_adapter.run(path)
+    verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in capsys.readouterr().out.splitlines()[:-1]}
+    assert verdicts == {"listed-after": "PASS", "listed-before-wrong": "FAIL", "listed-after-wrong": "FAIL"}
