@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import uvloop
 from aiohttp import web
 
 from controller.algorithm import ControllerConfig
@@ -62,7 +63,7 @@ _HPA = ResourceInfo(group="autoscaling", version="v2", resource="horizontalpodau
                     namespaced=True)  # fmt: skip
 _PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
 _DRAIN_SECONDS = 10.0
-_COALESCE_SECONDS = 0.05
+_COALESCE_SECONDS = 0.25
 _USER_AGENT = "prom-autoscaler-controller"
 
 
@@ -268,7 +269,7 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.DEBUG if options.verbosity >= 4 else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname).1s %(name)s] %(message)s")  # fmt: skip
     try:
-        return asyncio.run(serve(options))
+        return uvloop.run(serve(options))  # as the adapter: ~2x cheaper transports than asyncio's
     except (StartupError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

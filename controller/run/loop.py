@@ -83,6 +83,7 @@ class AutoscalerLoop:
         now = self._clock()
         after: dict[ObjectKey, _Known] = {}
         changed = False
+        claims_changed = False  # only then can conflicts differ (status writes, the usual change, cannot)
         for obj in objects:
             key = ObjectKey(kind=kind, namespace=obj.namespace, name=obj.name)
             old = before.get(key)
@@ -92,20 +93,22 @@ class AutoscalerLoop:
             known = self._convert(kind, key, obj)
             after[key] = known
             changed = True
+            claims_changed = claims_changed or _target(old) != _target(known)
             self._enqueue(key, old, known, now)
         for key in before.keys() - after.keys():
             self._queue.remove(key)
             self._reconciler.forget(key)
             self._observer.forget_object(key)
             self._last_error.pop(key, None)
-            changed = True
+            changed = claims_changed = True
         self._known[kind] = after
         self._observer.set_object_count(kind, len(after))
-        if changed:
+        if claims_changed:
             self._conflicts = find_conflicts(
                 Claim(key=key, target=k.autoscaler.target)
                 for per_kind in self._known.values() for key, k in per_kind.items() if k.autoscaler is not None
             )  # fmt: skip
+        if changed:
             self._wake()
 
     def _convert(self, kind: str, key: ObjectKey, obj: KubeObject) -> _Known:
@@ -160,3 +163,7 @@ class AutoscalerLoop:
 
     def keys(self) -> list[ObjectKey]:
         return [key for per_kind in self._known.values() for key in per_kind]
+
+
+def _target(known: _Known | None) -> object:
+    return known.autoscaler.target if known is not None and known.autoscaler is not None else None
