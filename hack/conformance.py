@@ -4,8 +4,11 @@
     python hack/conformance.py controller FILE.json
 
 Each case prints `PASS id`, `FAIL id: expected ... got ...` or `SKIP id: reason`; the last line is
-`N passed, N failed, N skipped`; the exit status is 1 when anything failed. Deliberate deviations
-from upstream are listed, with their reasons, in the per-component runner modules.
+`N passed, N failed, N skipped`; the exit status is 1 when anything failed. Cases are judged by the
+case vocabulary's rules (../shared/spec/vectors/FIELDS.md): a category or field the runner does not
+check is a FAIL naming it, a prose expectation a SKIP saying so. Deliberate deviations from
+upstream are listed, with their reasons, in the per-component runner modules (for the adapter,
+hack/conformance_adapter_deviations.py).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ expectations skipped, and anything outside the vocabulary a FAIL naming it."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,27 @@ def test_relist_listing_fields_pass_and_fail(tmp_path: Path, capsys: pytest.Capt
     conformance_adapter.run(path)
     verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in capsys.readouterr().out.splitlines()[:-1]}
     assert verdicts == {"listed-after": "PASS", "listed-before-wrong": "FAIL", "listed-after-wrong": "FAIL"}
+
+
+def _fields_md_section(title: str) -> set[str]:
+    """The backquoted names of one section of FIELDS.md (the adapter half, before the HPA one)."""
+    text = (paths.VECTORS / "FIELDS.md").read_text(encoding="utf-8").split("# Case-file vocabulary (HPA")[0]
+    section = text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    if title != "Categories":  # remarks in parentheses name no fields
+        section = re.sub(r"\([^()]*\)", "", section)
+    return {name for name in re.findall(r"`([^`]+)`", section) if name != "*"}
+
+
+def test_the_vocabulary_is_fields_md() -> None:
+    """Every category and field FIELDS.md names is one the runner knows (none FAILs as unknown)."""
+    assert _fields_md_section("Categories") == compare.CATEGORIES
+    inputs = {f for f in _fields_md_section("Input fields") if not f.startswith(("--", '"')) and " " not in f}
+    assert inputs <= compare.INPUT_FIELDS
+    expected = {f for f in _fields_md_section("Expected fields") if " " not in f and "{" not in f}
+    assert expected <= compare.EXPECTED_FIELDS, expected - compare.EXPECTED_FIELDS
+
+
+@pytest.mark.parametrize("field", sorted(compare.INPUT_FIELDS))
+def test_every_input_field_is_accepted(field: str) -> None:
+    assert compare.unknown_input_fields({field: 1, "--any-flag": "x"}) == []
+    assert compare.unknown_input_fields({field: 1, "colour": "red"}) == ["colour"]
