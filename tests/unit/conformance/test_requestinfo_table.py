@@ -106,6 +106,8 @@ def test_authenticated_group_adder_agrees(name: str, groups: tuple[str, ...], wa
     standin = with_authenticated(StandinUser(name=name, uid="u", groups=groups, extra=extra))
     assert adapter.groups == standin.groups == want
     assert (adapter.name, adapter.uid, dict(adapter.extra)) == (standin.name, standin.uid, dict(standin.extra))
+    # the stand-in's TokenReview status.user is read back by the adapter as the same identity
+    assert AdapterUser.from_review(standin.to_dict()) == adapter
 
 
 # --- through the adapter's HTTP API: a RequestInfo kube-apiserver cannot build is a 500 ------
