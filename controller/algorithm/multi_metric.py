@@ -64,11 +64,8 @@ class MetricResult:
     observed_at: float | None = None  # when the metrics API says the value was sampled
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Answer:
-    name: str
-    proposal: Proposal
-    status: MetricStatus
+# What a calculator answers: the human name, the proposal and the status entry.
+_Answer = tuple[str, Proposal, MetricStatus]
 
 
 _REASONS = {
@@ -118,7 +115,7 @@ def _resource(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer
         except MetricError as e:
             raise MetricError(f"failed to get {res} usage: {e}") from None
         status = MetricStatus(type=stype, name=res, container=spec.container, average_value=p.usage)
-        return _Answer(name=f"{res} resource", proposal=p, status=status)
+        return (f"{res} resource", p, status)
     if target is None or target.average_utilization is None:
         raise MetricError(
             "invalid resource metric source: neither an average utilization target nor an "
@@ -137,7 +134,7 @@ def _resource(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer
     kind = "container resource" if stype is SourceType.CONTAINER_RESOURCE else "resource"
     status = MetricStatus(type=stype, name=res, container=spec.container,
                           average_value=p.usage, average_utilization=p.utilization)  # fmt: skip
-    return _Answer(name=f"{res} {kind} utilization (percentage of request)", proposal=p, status=status)
+    return (f"{res} {kind} utilization (percentage of request)", p, status)
 
 
 def _pods(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
@@ -155,7 +152,7 @@ def _pods(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
         readiness=ctx.readiness,
     )  # fmt: skip
     status = MetricStatus(type=SourceType.PODS, name=spec.name, average_value=p.usage)
-    return _Answer(name=f"pods metric {spec.name}", proposal=p, status=status)
+    return (f"pods metric {spec.name}", p, status)
 
 
 def _object(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
@@ -171,7 +168,7 @@ def _object(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
                                  pods=ctx.pods, tolerances=ctx.tolerances)  # fmt: skip
         kind = ref.kind if ref else "Object"
         status = MetricStatus(type=SourceType.OBJECT, name=spec.name, value=p.usage)
-        return _Answer(name=f"{kind} metric {spec.name}", proposal=p, status=status)
+        return (f"{kind} metric {spec.name}", p, status)
     if (
         target is not None
         and target.type is TargetType.AVERAGE_VALUE
@@ -182,7 +179,7 @@ def _object(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
                                    timestamp=obs.timestamp)  # fmt: skip
         # "external metric" for an Object target is upstream's own (copy-paste) wording.
         status = MetricStatus(type=SourceType.OBJECT, name=spec.name, average_value=p.usage)
-        return _Answer(name=f"external metric {spec.name}({spec.selector})", proposal=p, status=status)
+        return (f"external metric {spec.name}({spec.selector})", p, status)
     raise MetricError(
         "invalid object metric source: neither a value target nor an average value target was set"
     )
@@ -205,12 +202,12 @@ def _external(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer
                                    usage=usage, tolerances=ctx.tolerances,
                                    timestamp=obs.timestamp)  # fmt: skip
         status = MetricStatus(type=SourceType.EXTERNAL, name=spec.name, average_value=p.usage)
-        return _Answer(name=name, proposal=p, status=status)
+        return (name, p, status)
     if target is not None and target.value is not None:
         p = sources.value_target(current=ctx.spec_replicas, target=target.value, usage=usage,
                                  pods=ctx.pods, tolerances=ctx.tolerances)  # fmt: skip
         status = MetricStatus(type=SourceType.EXTERNAL, name=spec.name, value=p.usage)
-        return _Answer(name=name, proposal=p, status=status)
+        return (name, p, status)
     raise MetricError(
         "invalid external metric source: neither a value target nor an average value target was set"
     )
@@ -239,8 +236,9 @@ def evaluate_metric(index: int, spec: MetricSpec, obs: Observation, ctx: MetricC
         return MetricResult(index=index, spec=spec, error=_outer_error(spec, inner),
                             reason=_REASONS[SourceType(spec.type)], event_message=inner,
                             condition_message=c.msg_unable_to_compute(inner))  # fmt: skip
-    return MetricResult(index=index, spec=spec, name=answer.name, proposal=answer.proposal,
-                        status=answer.status, observed_at=_observed_at(obs))  # fmt: skip
+    name, proposal, status = answer
+    return MetricResult(index=index, spec=spec, name=name, proposal=proposal, status=status,
+                        observed_at=_observed_at(obs))  # fmt: skip
 
 
 def _observed_at(obs: Observation) -> float | None:

@@ -82,16 +82,6 @@ def _positive(target: float, what: str) -> None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Sums:
-    """A usage map reduced to what the ratio needs: Σvalue, Σweight (request, or 1 per entry)
-    and the number of map entries (upstream's `len(metrics)`, unknown pods included)."""
-
-    total: int
-    weight: int
-    entries: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class _Rebalanced:
     replicas: int
     why: Why
@@ -103,7 +93,7 @@ def _rebalance(
     *,
     current: int,
     ratio: float,
-    sums: _Sums,
+    sums: tuple[int, int, int],
     unready: Sequence[str],
     missing: Sequence[str],
     fill_down: Callable[[str], int],
@@ -115,8 +105,10 @@ def _rebalance(
 
     Upstream fills the metrics map and recomputes over all of it; filling only adds entries for
     pods that had none (missing pods, and unready pods whose samples were removed), so adding
-    their contributions to the first-pass sums gives the same numbers in O(filled)."""
-    total, weights, entries = sums.total, sums.weight, sums.entries
+    their contributions to the first-pass sums gives the same numbers in O(filled).
+    `sums` is the usage map reduced to what the ratio needs: Σvalue, Σweight (request, or 1 per
+    entry) and the number of map entries (upstream's `len(metrics)`, unknown pods included)."""
+    total, weights, entries = sums
     fills: list[tuple[str, int]] = []
     if missing:
         if ratio < 1.0:
@@ -164,7 +156,7 @@ def _first_timestamp(metrics: Mapping[str, PodMetric]) -> float | None:
 
 def _propose(
     *, current: int, ratio: float, usage: int, utilization: int | None, groups: PodGroups,
-    metrics: Mapping[str, PodMetric], sums: _Sums, fill_down: Callable[[str], int],
+    metrics: Mapping[str, PodMetric], sums: tuple[int, int, int], fill_down: Callable[[str], int],
     weight: Callable[[str], int], ratio_of: Callable[[int, int], float], tolerances: Tolerances,
 ) -> Proposal:  # fmt: skip
     """Fast path (no unready pods on a scale-up, no missing pods) or the rebalanced pass."""
@@ -227,7 +219,7 @@ def resource_utilization(
     return _propose(
         current=current, ratio=utilization / target_utilization, usage=div_trunc(usage, n),
         utilization=utilization, groups=groups, metrics=metrics,
-        sums=_Sums(total=usage, weight=request, entries=entries),
+        sums=(usage, request, entries),
         # on a scale-down a missing pod counts as max(100, target)% of its request (PR #112178)
         fill_down=lambda name: div_trunc(requests[name] * fallback, 100),
         weight=requests.__getitem__,
@@ -265,7 +257,7 @@ def plain_average(
     usage = div_trunc(total, entries)
     return _propose(
         current=current, ratio=usage / target, usage=usage, utilization=None, groups=groups,
-        metrics=metrics, sums=_Sums(total=total, weight=entries, entries=entries),
+        metrics=metrics, sums=(total, entries, entries),
         fill_down=lambda _name: target,  # a missing pod counts as exactly the target
         weight=_one, ratio_of=lambda t, n: div_trunc(t, n) / target, tolerances=tolerances,
     )  # fmt: skip
