@@ -2,7 +2,8 @@
 
 `main(argv)` parses flags (adapter.server.options), loads and compiles the rule file (a bad file
 exits 1 naming file, rule and field, before anything listens), then runs `serve` until SIGTERM or
-SIGINT. While serving, the rule file is watched and reloaded live (adapter.discovery.reload). Everything is constructed here and nowhere else; constructors only assign, and anything
+SIGINT. While serving, the rule file is watched and reloaded live (adapter.discovery.reload).
+Everything is constructed here and nowhere else; constructors only assign, and anything
 that connects is started explicitly in order, and closed in reverse order.
 
 Non-goals: behaviour. Each wired part documents its own.

@@ -235,7 +235,8 @@ def explain_series(rule: CompiledRule, series: Sequence[Mapping[str, str]]) -> R
 
 
 def _rejection(rule: CompiledRule, name: str) -> str:
-    for f, spec in zip(rule.filters, [*rule.rule.series_filters, None]):
+    # The name filter (last) exists only when name.matches is set, so `filters` may be one shorter.
+    for f, spec in zip(rule.filters, [*rule.rule.series_filters, None], strict=False):
         if not f.matches(name):
             if spec is None:
                 return f"name does not match name.matches /{rule.rule.name.matches}/"

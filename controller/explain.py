@@ -133,9 +133,11 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="prom-autoscaler-controller explain",
                                 description="Print the last scaling decision of an autoscaler, in words.")
     p.add_argument("object", metavar="NAMESPACE/NAME")
-    p.add_argument("--hpa", action="store_true", help="a native HPA previewed by the controller (needs --controller-url)")
+    p.add_argument("--hpa", action="store_true",
+                   help="a native HPA previewed by the controller (needs --controller-url)")
     p.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config, in a pod its account)")
+    p.add_argument("--kubeconfig",
+                   help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config, in a pod its account)")
     p.add_argument("--controller-url", help="the controller's HTTP port, e.g. http://localhost:8080 (full trace)")
     return p
 

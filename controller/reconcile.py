@@ -131,7 +131,8 @@ class Reconciler:
         if read.scale is not None:  # the initial-recommendation rule needed the current count
             state.fresh_restore = False
         report = SyncReport(autoscaler=obj, decision=decision, extra_conditions=extra,
-                            limiting_reason=limiting_reason(decision, paused=obj.paused), now=self._clock())  # fmt: skip
+                            limiting_reason=limiting_reason(decision, paused=obj.paused),
+                            now=self._clock())  # fmt: skip
         state.last_report = report
         result = hold or _result(decision)
         if shadow:
@@ -156,7 +157,8 @@ class Reconciler:
         if obj.history is None:
             return ()
         state.history, state.fresh_restore = obj.history, True
-        age = "" if obj.history_saved_at is None else f" saved {max(0.0, self._clock() - obj.history_saved_at):.0f}s ago"
+        age = ("" if obj.history_saved_at is None
+               else f" saved {max(0.0, self._clock() - obj.history_saved_at):.0f}s ago")
         h = obj.history
         message = (f"restored scale history from the status checkpoint{age}: {len(h.recommendations)} "
                    f"recommendations, {len(h.scale_up_events)} scale-up and {len(h.scale_down_events)} "
@@ -318,7 +320,7 @@ def _extra_conditions(obj: Autoscaler, decision: Decision, conflict: str | None)
         out.append(ExtraCondition(type=SCALING_ACTIVE, status=False, reason=CONFLICTING_AUTOSCALER, message=conflict))
     if obj.mode is Mode.PREVIEW:
         out.append(ExtraCondition(type=PREVIEW, status=True, reason=PREVIEW_MODE,
-                                  message=f"spec.mode is Preview: decisions are recorded, the target's scale is "
-                                          f"never written; last decision: {decision.desired_replicas} replicas"))  # fmt: skip
+                                  message="spec.mode is Preview: decisions are recorded, the target's scale is never "
+                                          f"written; last decision: {decision.desired_replicas} replicas"))  # fmt: skip
     return tuple(out)
 

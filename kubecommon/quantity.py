@@ -68,7 +68,8 @@ class Quantity:
         """Parse `text` as kube-apiserver would, or raise QuantityError."""
         match = _NUMBER.fullmatch(text)
         if match is None:
-            raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
+            raise QuantityError("quantities must match the regular expression "
+                                f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
         sign, digits, suffix = match.groups()
         with localcontext() as ctx:
             ctx.prec = _PRECISION

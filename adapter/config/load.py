@@ -333,7 +333,7 @@ def parse_duration(text: str) -> float:
     match = _DURATION_RE.match(text)
     if match is None:
         raise ValueError(f"not a valid duration string: {text!r} (use e.g. 30s, 5m, 1h)")
-    return sum(float(n) * unit for n, unit in zip(match.groups(), _DURATION_UNITS) if n)
+    return sum(float(n) * unit for n, unit in zip(match.groups(), _DURATION_UNITS, strict=True) if n)
 
 
 def _window(values: dict[str, Any]) -> dict[str, Any]:

@@ -15,10 +15,11 @@ down at start is picked up quickly.
 An empty answer to a query that found series in the snapshot is suspect: right after a restart
 Prometheus answers `/api/v1/series` with nothing before its WAL is replayed, a restarted one has
 no samples for the time it was down and until its first scrapes (a short look-back window may
-fall into that hole), and one restarted on empty storage knows nothing older than its start. So when any query comes back
-empty that way, the backend's health is read: if it is not ready, or has been scraping only since
-after the look-back window began, the relist counts as failed (`suspect_total`) and the previous
-snapshot stays until a relist succeeds against a ready Prometheus that covers the window. Series
+fall into that hole), and one restarted on empty storage knows nothing older than its start. So
+when any query comes back empty that way, the backend's health is read: if it is not ready, or
+has been scraping only since after the look-back window began, the relist counts as failed
+(`suspect_total`) and the previous snapshot stays until a relist succeeds against a ready
+Prometheus that covers the window. Series
 that really stopped disappear once that is the case. A relist that finds no series at all with
 no previous series (nothing scraped yet) is swapped in, and the next one comes after the short
 backoff too. Before the first success the snapshot is an empty Registry and `ready` is False.

@@ -5,7 +5,8 @@ defaults: 10 s cache TTL for authenticated and unauthenticated tokens and for al
 decisions, API errors never cached, retries with backoff (500 ms x1.5, 5 steps) on transient
 failures, identical concurrent reviews sent once. One deadline (10 s, like kube-apiserver's
 delegated authentication and authorization timeouts) bounds each review INCLUDING its retries:
-an API server that hangs (stopped, not refusing) costs a request 10 s, not five attempts of 10 s. Tokens are cached by their SHA-256, never kept
+an API server that hangs (stopped, not refusing) costs a request 10 s, not five attempts of 10 s.
+Tokens are cached by their SHA-256, never kept
 in clear; SAR answers are keyed by the JSON of the whole spec and not cached when that key
 exceeds 10 000 bytes (upstream's limit on request-controlled attributes).
 

@@ -250,7 +250,8 @@ def _regex(pattern: str, field_path: str, bad: _Bad) -> goregex.GoPattern | None
 
 def _filter(is_: str, is_not: str, field_path: str, bad: _Bad) -> SeriesFilter | None:
     if is_ and is_not:
-        bad(field_path, f"cannot have both an `is` ({go_quote(is_)}) and `isNot` ({go_quote(is_not)}) expression in a single filter")
+        bad(field_path, f"cannot have both an `is` ({go_quote(is_)}) and `isNot` ({go_quote(is_not)}) "
+                        "expression in a single filter")
         return None
     if not is_ and not is_not:
         bad(field_path, "must have either an `is` or `isNot` expression in a filter")

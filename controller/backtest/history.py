@@ -77,7 +77,8 @@ class PrometheusHistory:
                     raw = await resp.read()
                     status = resp.status
             except (aiohttp.ClientError, asyncio.TimeoutError) as err:
-                raise HistoryError(f"{what}: Prometheus at {self._url} did not answer: {err or type(err).__name__}") from None
+                raise HistoryError(f"{what}: Prometheus at {self._url} did not answer: "
+                                   f"{err or type(err).__name__}") from None
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -100,7 +101,7 @@ class PrometheusHistory:
             return tuple(found)
 
         answers = await asyncio.gather(*(one(q) for q in queries))
-        return dict(zip(queries, answers))
+        return dict(zip(queries, answers, strict=True))
 
     async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = 5_000) -> None:
         """Run every job over the grid, chunked; each answer goes to its job's `consume`."""

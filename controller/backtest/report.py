@@ -99,9 +99,9 @@ def render_text(report: Report) -> str:
     names = [r.name for r in report.runs]
     width = max(len(label) for label, _ in summary_rows(report)) + 2
     cols = [max(len(n), 10) + 2 for n in names]
-    lines.append(" " * width + "".join(n.rjust(c) for n, c in zip(names, cols)))
+    lines.append(" " * width + "".join(n.rjust(c) for n, c in zip(names, cols, strict=True)))
     for label, cells in summary_rows(report):
-        lines.append(label.ljust(width) + "".join(v.rjust(c) for v, c in zip(cells, cols)))
+        lines.append(label.ljust(width) + "".join(v.rjust(c) for v, c in zip(cells, cols, strict=True)))
     lines.append("")
     lines += model_lines(report)
     lines += gap_lines(report.gaps, grid.step)

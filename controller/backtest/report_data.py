@@ -37,7 +37,7 @@ def _run(run: SpecRun, report: Report) -> dict[str, Any]:
         "summary": run.summary.to_dict(),
         "metrics": [{"label": m.label, "unit": m.unit, "query": m.promql, "rule": m.rule,
                      "assumption": m.assumption, "target": _v(target)}
-                    for m, target in zip(run.metrics, t.targets)],
+                    for m, target in zip(run.metrics, t.targets, strict=True)],
         "changes": [{"time": fmt_time(c.time), "from": c.before, "to": c.after, "reason": c.reason}
                     for c in t.changes],
         "steps": [{"time": fmt_time(t.grid.time(i)), "replicas": t.replicas[i],

@@ -118,7 +118,7 @@ def _nodes_chart(report: Report) -> _Chart | None:
     grid = report.runs[0].timeline.grid
     series = [[float(math.ceil(r / per)) for r in run.timeline.replicas] for run in report.runs]
     chart = _Chart(f"Nodes needed ({per} pods per node)", grid.count, max(max(s) for s in series) * 1.1)
-    for k, (run, values) in enumerate(zip(report.runs, series)):
+    for k, (run, values) in enumerate(zip(report.runs, series, strict=True)):
         chart.line(f"nodes: {run.name}", values, _COLOURS[k % len(_COLOURS)])
     return chart
 
@@ -140,7 +140,8 @@ def render_html(report: Report) -> str:
                       for k, r in enumerate(report.runs))
     model = [(r.name, f"[{k}] {m.label}", m.assumption, m.rule, m.promql)
              for r in report.runs for k, m in enumerate(r.metrics)]
-    explained = "".join(f"<h3>Decision of {escape(r.name)} at --explain-at</h3><pre>{escape(r.timeline.explained)}</pre>"
+    explained = "".join(f"<h3>Decision of {escape(r.name)} at --explain-at</h3>"
+                        f"<pre>{escape(r.timeline.explained)}</pre>"
                         for r in report.runs if r.timeline.explained)
     return "".join([
         f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Backtest {start} .. {end}</title>",

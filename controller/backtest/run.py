@@ -113,7 +113,8 @@ def _actual_source(opts: Options) -> str:
         return f"--actual-replicas-query {opts.actual_replicas_query} (ticks without a sample: the pods reporting)"
     if opts.actual_replicas is not None:
         return f"--actual-replicas {opts.actual_replicas}"
-    return "the pods reporting each per-pod metric at each tick (give --actual-replicas-query to use kube-state-metrics)"
+    return ("the pods reporting each per-pod metric at each tick "
+            "(give --actual-replicas-query to use kube-state-metrics)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,7 +176,7 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
     window = 0.0  # per-pod samples are read at the tick itself
     runs: list[SpecRun] = []
     model = None
-    for spec, queries in zip(specs, resolved):
+    for spec, queries in zip(specs, resolved, strict=True):
         model = LoadModel(grid=grid, queries=queries, histories=[fetched.histories[_key(q)] for q in queries],
                           actual=fetched.actual, window=window)
         initial = model.first_actual() or spec.autoscaler.min_replicas
@@ -204,7 +205,8 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
 
 def _is_util(q: MetricQuery) -> bool:
     t = q.spec.target
-    return t is not None and (t.type is TargetType.UTILIZATION or (t.type is None and t.average_utilization is not None))
+    return t is not None and (t.type is TargetType.UTILIZATION
+                              or (t.type is None and t.average_utilization is not None))
 
 
 def _res(values: Mapping[str, int]) -> str:

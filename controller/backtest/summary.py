@@ -15,6 +15,7 @@ Non-goals: deciding, rendering. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ def summarize(t: Timeline, model: LoadModel, *, flap_window: float,
 
 def count_flaps(changes: Sequence[ScaleChange], window: float) -> int:
     """Direction reversals: a change opposite to the previous one, within `window` seconds of it."""
-    return sum(1 for before, after in zip(changes, changes[1:])
+    return sum(1 for before, after in itertools.pairwise(changes)
                if (after.after > after.before) != (before.after > before.before)
                and after.time - before.time <= window)
 
@@ -93,7 +94,7 @@ def _above_target(t: Timeline) -> tuple[int, float | None]:
     peak: float | None = None
     for i in range(t.grid.count):
         hit = False
-        for values, target in zip(t.values, t.targets):
+        for values, target in zip(t.values, t.targets, strict=True):
             v = values[i]
             if math.isnan(v) or not target > 0:
                 continue

@@ -15,6 +15,7 @@ Non-goals: caching scales (each sync reads fresh), choosing what to write.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -66,7 +67,8 @@ class KubeScaleClient:
             try:
                 version = current.resource_version
                 return await self._on_first_mapping(
-                    ref, lambda info: self._put(info, namespace, ref.name, replicas, version))
+                    ref, functools.partial(self._put, namespace=namespace, name=ref.name, replicas=replicas,
+                                           resource_version=version))
             except KubeAPIError as err:
                 if err.code != 409 or attempt == _ATTEMPTS - 1:
                     raise

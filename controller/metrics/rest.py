@@ -248,8 +248,8 @@ def _status_text(err: KubeAPIError, resource: str) -> str:
     message = err.status.message
     if message and not message.startswith("the server responded with HTTP "):
         return message
-    generic = _GENERIC_TEXT.get(err.code, f'an error on the server ("unknown") has prevented the request '
-                                          f"from succeeding")
+    generic = _GENERIC_TEXT.get(err.code, 'an error on the server ("unknown") has prevented the request '
+                                          "from succeeding")
     return f"{generic} (get {resource})"
 
 
