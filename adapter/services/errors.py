@@ -19,8 +19,7 @@ from kubecommon.kube import errors as kube_errors
 from adapter.prometheus import errors as prom_errors
 from adapter.rules import query
 from kubecommon import status
-from kubecommon.fieldselectors import FieldSelector, parse_field_selector
-from kubecommon.selectors import Selector, SelectorError, parse_selector
+from kubecommon.selectors import Selector, SelectorError
 
 __all__ = [
     "BadSelector",
@@ -33,8 +32,6 @@ __all__ = [
     "is_outage",
     "kube_guarded",
     "query_errors",
-    "parse_field_selector_param",
-    "parse_selector_param",
     "status_for",
 ]
 
@@ -90,25 +87,6 @@ class UnableToFetchMetrics(status.InternalError):
     def __init__(self, problem: str = "") -> None:
         cause = f"unable to fetch metrics: {problem}" if problem else "unable to fetch metrics"
         super().__init__(f"Internal error occurred: {cause}", details={"causes": [{"message": cause}]})
-
-
-def parse_selector_param(text: str | None) -> Selector:
-    """Parse a selector query parameter; absent or empty means "everything"."""
-    if not text:
-        return Selector.empty()
-    try:
-        return parse_selector(text)
-    except SelectorError as err:
-        raise BadSelector(str(err)) from None  # upstream returns the parser text as is
-
-
-def parse_field_selector_param(text: str | None) -> FieldSelector | None:
-    if not text:
-        return None
-    try:
-        return parse_field_selector(text)
-    except SelectorError as err:
-        raise BadSelector(str(err)) from None
 
 
 async def kube_guarded(call: Awaitable[_T]) -> _T:

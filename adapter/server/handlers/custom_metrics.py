@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from adapter.server import render_metrics
+from adapter.server import params, render_metrics
 from adapter.server.handlers import json_body
 from adapter.services import errors
 from adapter.services.custom_metrics import CustomMetricRequest, CustomMetricsService
@@ -33,7 +33,7 @@ def parse_path(tail: str, label_selector: str | None, metric_selector: str | Non
     parts = tail.split("/")
     if any(not part for part in parts):
         raise errors.InvalidRequestPath()
-    metric_sel = errors.parse_selector_param(metric_selector)
+    metric_sel = params.parse_selector_param(metric_selector)
     if len(parts) == 4 and parts[0] == "namespaces" and parts[2] == "metrics":
         return CustomMetricRequest.for_namespace(parts[1], parts[3], metric_sel)
     if len(parts) == 5 and parts[0] == "namespaces":
@@ -42,14 +42,14 @@ def parse_path(tail: str, label_selector: str | None, metric_selector: str | Non
         namespace, (resource, name, metric) = None, parts
     else:
         raise errors.InvalidRequestPath()
-    pinned = (errors.parse_field_selector_param(field_selector) or FieldSelector()).value_for("metadata.name")
+    pinned = (params.parse_field_selector_param(field_selector) or FieldSelector()).value_for("metadata.name")
     if pinned is not None and name != "*" and pinned != name:
         # what the generic GET handler of k8s.io/apiserver says (custom-metrics-apiserver inherits it)
         raise errors.BadSelector("fieldSelector metadata.name doesn't match requested name")
     return CustomMetricRequest(
         resource=normalize_resource(resource), metric=metric, namespace=namespace,
         name=None if name == "*" else name,
-        label_selector=errors.parse_selector_param(label_selector), metric_selector=metric_sel)
+        label_selector=params.parse_selector_param(label_selector), metric_selector=metric_sel)
 
 
 async def get_metric(request: web.Request) -> web.Response:

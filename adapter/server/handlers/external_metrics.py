@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from adapter.server import render_metrics
+from adapter.server import params, render_metrics
 from adapter.server.handlers import json_response
-from adapter.services import errors
 from adapter.services.external_metrics import ExternalMetricRequest, ExternalMetricsService
 from kubecommon import status
 
@@ -27,7 +26,7 @@ def parse_path(tail: str, label_selector: str | None) -> ExternalMetricRequest:
     if len(parts) != 3 or parts[0] != "namespaces" or not parts[1] or not parts[2]:
         raise status.NotFound.for_path()
     return ExternalMetricRequest(namespace=parts[1], metric=parts[2],
-                                 metric_selector=errors.parse_selector_param(label_selector))
+                                 metric_selector=params.parse_selector_param(label_selector))
 
 
 async def get_metric(request: web.Request) -> web.Response:

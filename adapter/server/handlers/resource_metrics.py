@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from adapter.server import render_metrics
+from adapter.server import params, render_metrics
 from adapter.server.handlers import json_response
-from adapter.services import errors
 from adapter.services.resource_metrics import ResourceMetricsService, ResourceQuery
 from kubecommon import status
 
@@ -25,8 +24,8 @@ _PREFIX = f"/apis/{render_metrics.RESOURCE_GROUP}/v1beta1"
 
 def _options(request: web.Request) -> ResourceQuery:
     return ResourceQuery(
-        label_selector=errors.parse_selector_param(request.query.get("labelSelector")),
-        field_selector=errors.parse_field_selector_param(request.query.get("fieldSelector")))
+        label_selector=params.parse_selector_param(request.query.get("labelSelector")),
+        field_selector=params.parse_field_selector_param(request.query.get("fieldSelector")))
 
 
 async def get_metrics(request: web.Request) -> web.Response:
