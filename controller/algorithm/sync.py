@@ -115,13 +115,11 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
     now = inp.now
     current = inp.scale.spec_replicas
     spec = inp.spec
-    conds = _set(inp.status.conditions, ConditionType.ABLE_TO_SCALE, True, Reason.SUCCEEDED_GET_SCALE,
-                 c.MSG_SUCCEEDED_GET_SCALE, now)  # fmt: skip
     history = inp.history
     if history is None:  # first sync: the current count is the first recommendation
         history = ScaleHistory(recommendations=(Recommendation(replicas=current, timestamp=now),))
     if current == 0 and spec.min_replicas != 0:
-        conds = _set(conds, ConditionType.SCALING_ACTIVE, False, Reason.SCALING_DISABLED,
+        conds = _set(_got_scale(inp), ConditionType.SCALING_ACTIVE, False, Reason.SCALING_DISABLED,
                      c.MSG_SCALING_DISABLED, now)  # fmt: skip
         step = TraceStep(stage=Stage.DISABLED, before=0, after=0, reason=str(Reason.SCALING_DISABLED))
         return _final(inp, history, outcome=Outcome.DISABLED, desired=0, conds=conds, steps=(step,))
@@ -131,11 +129,12 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
         reason = c.RESCALE_ABOVE_MAX if above else c.RESCALE_BELOW_MIN
         step = TraceStep(stage=Stage.RANGE, before=current, after=desired, reason=reason)
         # Upstream stores this scale event too when a behavior is set.
-        return _final(inp, history, outcome=Outcome.SCALE, desired=desired, conds=conds, steps=(step,),
+        return _final(inp, history, outcome=Outcome.SCALE, desired=desired, conds=_got_scale(inp), steps=(step,),
                       rescale_reason=reason, behavior=_effective_behavior(spec, config))  # fmt: skip
     if inp.selector_problem is not None:
         p = inp.selector_problem
-        conds = _set(conds, ConditionType.SCALING_ACTIVE, False, p.condition_reason, p.condition_message, now)
+        conds = _set(_got_scale(inp), ConditionType.SCALING_ACTIVE, False, p.condition_reason,
+                     p.condition_message, now)  # fmt: skip
         events = (
             Event(type=EventType.WARNING, reason=p.event_reason, message=p.event_message),
             Event(type=EventType.WARNING, reason=EventReason.FAILED_COMPUTE_METRICS_REPLICAS,
@@ -143,7 +142,13 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
         )  # fmt: skip
         return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(),
                       events=events, error=p.event_message)  # fmt: skip
-    return _from_metrics(inp, config, current, conds, history)
+    return _from_metrics(inp, config, current, history)
+
+
+def _got_scale(inp: SyncInput) -> tuple[Condition, ...]:
+    """AbleToScale after reading the scale; a sync that gets to normalize overwrites it."""
+    return _set(inp.status.conditions, ConditionType.ABLE_TO_SCALE, True, Reason.SUCCEEDED_GET_SCALE,
+                c.MSG_SUCCEEDED_GET_SCALE, inp.now)  # fmt: skip
 
 
 def _effective_behavior(spec: AutoscalerSpec, config: ControllerConfig) -> Behavior | None:
@@ -159,10 +164,7 @@ def _set(
     return c.put_condition(conds, kind, ok, reason, message, now=now)
 
 
-def _from_metrics(
-    inp: SyncInput, config: ControllerConfig, current: int, conds: tuple[Condition, ...],
-    history: ScaleHistory,
-) -> Decision:  # fmt: skip
+def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, history: ScaleHistory) -> Decision:
     spec, now = inp.spec, inp.now
     ctx = MetricContext(
         spec_replicas=current, status_replicas=inp.scale.status_replicas, pods=inp.pods,
@@ -176,16 +178,14 @@ def _from_metrics(
     ]
     combined = combine(results, spec_replicas=current)
     # Every failed metric is announced, even when it does not block scaling (upstream).
-    events = tuple(
+    events = tuple([
         Event(type=EventType.WARNING, reason=EventReason(r.reason), message=r.event_message or "")
         for r in results if r.reason is not None
-    )  # fmt: skip
-    seen = _Seen(traces=tuple(_metric_trace(r, now) for r in results),
-                 statuses=tuple(r.status for r in results))  # fmt: skip
+    ]) if combined.invalid else ()  # fmt: skip
+    seen = _Seen(traces=tuple([_metric_trace(r, now) for r in results]),
+                 statuses=tuple([r.status for r in results]))  # fmt: skip
     if combined.blocked:
-        return _blocked(inp, history, combined, conds, events, seen)
-    conds = _set(conds, ConditionType.SCALING_ACTIVE, True, Reason.VALID_METRIC_FOUND,
-                 c.msg_valid_metric_found(combined.metric_name), now)  # fmt: skip
+        return _blocked(inp, history, combined, _got_scale(inp), events, seen)
     prenormalized = max(0, combined.replicas)
     reason = ""  # decided before normalization, as upstream
     if prenormalized > current:
@@ -196,7 +196,12 @@ def _from_metrics(
                       reason=combined.metric_name or "no proposal",
                       note=f"{combined.invalid} metric(s) failed" if combined.invalid else "")  # fmt: skip
     n = _normalize(inp, config, prenormalized, history)
-    conds = _set(conds, ConditionType.ABLE_TO_SCALE, True, n.stabilized.reason, n.stabilized.message, now)
+    # Set in the order a sync sets them (AbleToScale first: a missing one is appended first); the
+    # "succeeded get scale" AbleToScale it would set before the metrics is overwritten here anyway.
+    conds = _set(inp.status.conditions, ConditionType.ABLE_TO_SCALE, True, n.stabilized.reason,
+                 n.stabilized.message, now)  # fmt: skip
+    conds = _set(conds, ConditionType.SCALING_ACTIVE, True, Reason.VALID_METRIC_FOUND,
+                 c.msg_valid_metric_found(combined.metric_name), now)  # fmt: skip
     conds = _set(conds, ConditionType.SCALING_LIMITED, n.limited.replicas != n.stabilized.replicas,
                  n.limited.reason, n.limited.message, now)  # fmt: skip
     desired = n.limited.replicas
