@@ -12,7 +12,9 @@ warm-up (the first pass writes every status once) the window is measured:
 * lateness p50/p99 against the due time, from the controller's own
   `prom_autoscaler_controller_reconciliation_lateness_seconds` histogram (window delta, linear
   inside the bucket) and the share of syncs that started within 1 s of their due time;
-* syncs/s (reconciliations delta) against the ideal N / period;
+* syncs/s (reconciliations delta) against the ideal N / period, CPU ms per sync and the cores the
+  ideal rate would take at that cost (the machine's load average is printed: on a shared machine
+  a CPU-starved controller falls behind and its lateness says more about the neighbours);
 * API requests per sync and status writes per object per minute, counted by the endpoint.
 
 Bar (issue 9): 10,000 objects at 15 s with lateness p99 <= 1 s on <= 1 core and <= 2 status
@@ -161,7 +163,12 @@ def measure(n: int, pid: int, metrics_port: int, api_port: int, window: float) -
     status_writes = sum(s1.get(k, 0.0) - s0.get(k, 0.0) for k in s1 if k.endswith(" status") and not k.startswith("GET"))
     by_kind = {k: round((s1.get(k, 0.0) - s0.get(k, 0.0)) / max(syncs, 1), 3) for k in sorted(s1) if k != "total"}
     on_time = delta.get(1.0, 0.0) / delta[float("inf")] if delta.get(float("inf")) else float("nan")
-    return {"objects": n, "window_s": round(elapsed, 1), "cpu_cores": round((c1 - c0) / elapsed, 3),
+    cpu = c1 - c0
+    per_sync = cpu / max(syncs, 1)
+    return {"objects": n, "window_s": round(elapsed, 1), "cpu_cores": round(cpu / elapsed, 3),
+            "cpu_ms_per_sync": round(per_sync * 1000, 2),
+            "projected_cores_at_ideal_rate": round(per_sync * n / PERIOD, 2),
+            "loadavg_1m": round(os.getloadavg()[0], 2),
             "rss_mib": round(rss_mib(pid), 1), "syncs_per_s": round(syncs / elapsed, 1),
             "ideal_syncs_per_s": round(n / PERIOD, 1),
             "lateness_p50_s": round(quantile(delta, 0.50), 4), "lateness_p99_s": round(quantile(delta, 0.99), 4),
