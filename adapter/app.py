@@ -41,6 +41,7 @@ from kubecommon.kube.resources import ResourceResolver
 from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from adapter.prometheus.api import PrometheusAPI
 from adapter.prometheus.client import PrometheusClient
+from adapter.prometheus.instrumented import InstrumentedPrometheus
 from adapter.rules.compile import CompiledConfig
 from adapter.server.authn import Authenticator, merge_settings
 from adapter.server.authz import Authorizer
@@ -48,7 +49,7 @@ from adapter.server.context import Groups, ServerContext
 from adapter.server.options import OptionsError, ServeOptions, parse
 from adapter.server.routes import Services, build_app, make_runner
 from adapter.server.serving import CertFiles, DynamicServingContext, ensure_self_signed, service_dns_names
-from adapter.server.telemetry import InstrumentedPrometheus, StateSource, Telemetry
+from adapter.server.telemetry import StateSource, Telemetry
 
 __all__ = ["GC_THRESHOLDS", "main", "serve", "tune_gc"]
 

@@ -5,7 +5,7 @@ Exposed at `/metrics`:
   `prom_autoscaler_adapter_request_duration_seconds{group,verb,code}`: every API request;
 - `prom_autoscaler_adapter_prometheus_request_duration_seconds{call}` and
   `prom_autoscaler_adapter_prometheus_request_errors_total{call,error}`: calls to Prometheus
-  (through `InstrumentedPrometheus`, a wrapper that satisfies the `PrometheusAPI` port);
+  (reported by `adapter.prometheus.instrumented.InstrumentedPrometheus`, which wraps the client);
 - `prom_autoscaler_adapter_dropped_samples_total{api,reason}`: samples left out of an answer
   because their value cannot be served (NaN, inf, out of a quantity's range);
 - `prom_autoscaler_adapter_served_sample_age_seconds`: age of the newest sample in each
@@ -27,19 +27,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from adapter.discovery.reload import ReloadState
-from adapter.prometheus.api import BackendHealth, PrometheusAPI, Sample, SeriesSink
+from adapter.prometheus.api import Sample
+from adapter.prometheus.instrumented import CallObserver
 
-if TYPE_CHECKING:
-    from adapter.rules.query import PromQL
-
-__all__ = ["InstrumentedPrometheus", "StateSource", "Telemetry"]
+__all__ = ["StateSource", "Telemetry"]
 
 _NS = "prom_autoscaler_adapter"
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -152,6 +150,14 @@ class Telemetry:
         counter.inc()
         histogram.observe(seconds)
 
+    def observe_prometheus_call(self, call: str, seconds: float) -> None:
+        """One call to Prometheus (`adapter.prometheus.instrumented`) and how long it took."""
+        self.prometheus_duration.labels(call).observe(seconds)
+
+    def count_prometheus_error(self, call: str, error: str) -> None:
+        """One failed call to Prometheus, by the error's type name."""
+        self.prometheus_errors.labels(call, error).inc()
+
     def drop_sample(self, api: str, reason: str) -> None:
         """A `services.values.DropSink`: one sample left out of an answer, and why."""
         self.dropped_samples.labels(api, reason).inc()
@@ -163,44 +169,6 @@ class Telemetry:
                 self.sample_age.observe(max(0.0, self._clock() - newest))
 
 
-class InstrumentedPrometheus:
-    """`PrometheusAPI` that times and counts every call of the wrapped implementation."""
-
-    def __init__(self, inner: PrometheusAPI, telemetry: Telemetry) -> None:
-        self._inner = inner
-        self._telemetry = telemetry
-
-    async def _timed(self, call: str, awaitable: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return await awaitable
-        except Exception as err:
-            self._telemetry.prometheus_errors.labels(call, type(err).__name__).inc()
-            raise
-        finally:
-            self._telemetry.prometheus_duration.labels(call).observe(time.perf_counter() - start)
-
-    async def query(self, promql: PromQL, *, time: float | None = None) -> list[Sample]:
-        samples: list[Sample] = await self._timed("query", self._inner.query(promql, time=time))
-        self._telemetry.observe_samples(samples)
-        return samples
-
-    async def series(self, matchers: Sequence[str], *, start: float, end: float) -> list[dict[str, str]]:
-        result: list[dict[str, str]] = await self._timed(
-            "series", self._inner.series(matchers, start=start, end=end))
-        return result
-
-    async def series_foreach(self, matchers: Sequence[str], *, start: float, end: float,
-                             sink: SeriesSink) -> int:
-        count: int = await self._timed(
-            "series", self._inner.series_foreach(matchers, start=start, end=end, sink=sink))
-        return count
-
-    async def health(self) -> BackendHealth:
-        health: BackendHealth = await self._timed("health", self._inner.health())
-        return health
-
-
-def _conforms(wrapper: InstrumentedPrometheus) -> PrometheusAPI:
-    """Never called: lets mypy check the wrapper against the port."""
-    return wrapper
+def _observes(telemetry: Telemetry) -> CallObserver:
+    """Never called: lets mypy check `Telemetry` against the instrumented wrapper's observer."""
+    return telemetry

@@ -20,7 +20,8 @@ from adapter.prometheus.client import PrometheusClient
 from adapter.prometheus.settings import PrometheusSettings
 from adapter.server.context import Groups, ServerContext
 from adapter.server.routes import Services, build_app
-from adapter.server.telemetry import InstrumentedPrometheus, Telemetry
+from adapter.prometheus.instrumented import InstrumentedPrometheus
+from adapter.server.telemetry import Telemetry
 from adapter.services.custom_metrics import CustomMetricsService
 from tests.unit.adapter.services.conftest import caches, pod, registry
 

@@ -6,7 +6,8 @@ from prometheus_client import generate_latest
 from adapter.prometheus.api import Sample
 from adapter.prometheus.errors import PrometheusTimeout
 from adapter.prometheus.fake import FakePrometheus
-from adapter.server.telemetry import InstrumentedPrometheus, StateSource, Telemetry
+from adapter.prometheus.instrumented import InstrumentedPrometheus
+from adapter.server.telemetry import StateSource, Telemetry
 
 
 def scrape(telemetry: Telemetry) -> str:
