@@ -7,7 +7,8 @@ and compilation, naming, PromQL rendering, discovery's registry, the metrics ser
 compares with `expected`. Output: `PASS id`, `FAIL id: expected ... got ...`, `SKIP id: reason`,
 then `N passed, N failed, N skipped`; exit 1 if anything failed.
 
-DEVIATIONS (hack/conformance_adapter_deviations.py) lists what we deliberately do differently. A failing case is reported as
+DEVIATIONS (hack/conformance_adapter_deviations.py) lists what we deliberately do differently.
+A failing case is reported as
 `SKIP id: deviation <name>: <reason>` only when that deviation's normaliser, applied to our
 answer, makes it equal to upstream's — so a deviation can never hide an unrelated bug.
 """

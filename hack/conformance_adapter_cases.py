@@ -208,10 +208,11 @@ class _Entry:
     series_name: str
 
 
-def _set_series(rules: Sequence[CompiledRule], series_per_rule: Sequence[Sequence[Mapping[str, Any]]]) -> dict[tuple[GroupResource, str, bool], _Entry]:
+def _set_series(rules: Sequence[CompiledRule], series_per_rule: Sequence[Sequence[Mapping[str, Any]]]
+                ) -> dict[tuple[GroupResource, str, bool], _Entry]:
     """Upstream `SetSeries` as the registry test drives it (series given per rule, no filters)."""
     info: dict[tuple[GroupResource, str, bool], _Entry] = {}
-    for rule, series_list in zip(rules, series_per_rule):
+    for rule, series_list in zip(rules, series_per_rule, strict=True):
         for series in series_list:
             name = rule.expand_name(series["name"])
             if name is None:

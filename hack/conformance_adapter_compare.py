@@ -130,7 +130,7 @@ def matches(expected: Any, got: Any, key: str = "") -> bool:
             return False
         if key.endswith("_unordered"):
             return _same_multiset(expected, list(got))
-        return all(matches(e, g) for e, g in zip(expected, got))
+        return all(matches(e, g) for e, g in zip(expected, got, strict=True))
     if isinstance(expected, bool) or isinstance(got, bool):
         return type(expected) is type(got) and expected == got
     return bool(expected == got)

@@ -97,7 +97,8 @@ def check_tls(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
             got: dict[str, Any] = {"success": False, "client_certificates_present": None, "min_tls_version": None}
             return Result(got == case["expected"], case["expected"], {**got, "error": str(err)})
     got = {"success": True, "client_certificates_present": bool(paths.get("--prometheus-client-tls-cert-file")),
-           "min_tls_version": "1.2" if context.minimum_version >= ssl.TLSVersion.TLSv1_2 else str(context.minimum_version)}
+           "min_tls_version": ("1.2" if context.minimum_version >= ssl.TLSVersion.TLSv1_2
+                               else str(context.minimum_version))}
     return _result(case["expected"], got)
 
 
@@ -122,7 +123,8 @@ def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Res
         fatal = case["expected"].get("fatal_error") or ""
         value = re.findall(r'"([A-Z]+)"', fatal)[:1]
         # Messages are ours; the contract is "refuses to start, naming the bad value or flag".
-        ok = bool(fatal) and (not value or value[0] in str(err)) or (not fatal and case["expected"].get("success") is False)
+        ok = (bool(fatal) and (not value or value[0] in str(err))
+              or (not fatal and case["expected"].get("success") is False))
         return Result(ok, fatal or case["expected"], str(err))
     return Result(not case["expected"].get("fatal_error") and case["expected"].get("success") is not False,
                   case["expected"], "started")

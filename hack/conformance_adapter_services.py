@@ -185,7 +185,8 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     registry = build_registry(compiled, {compiled.external[0].series_query: [_series_from_rule(compiled.external[0])]})
     result = data.get("prometheus_result", {"result": []})
     prom = FakePrometheus(queries=_Always(_decoded(result)))
-    path, params = _parse_http(data.get("http", "GET /apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_depth"))
+    default_http = "GET /apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_depth"
+    path, params = _parse_http(data.get("http", default_http))
     try:
         request = parse_path(path.split("/", 4)[4], params.get("labelSelector"))
         got = asyncio.run(ExternalMetricsService(registry=lambda: registry, prometheus=prom).get(request))

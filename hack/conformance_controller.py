@@ -63,8 +63,8 @@ def _project(want: Any, got: Any) -> Any:
     """Compare lists of objects on the fields the vector states (e.g. conditions without
     messages, events without messages); everything else must match as a whole."""
     if (isinstance(want, list) and isinstance(got, list) and len(want) == len(got)
-            and all(isinstance(w, dict) and isinstance(g, dict) for w, g in zip(want, got))):  # fmt: skip
-        return [{k: g.get(k) for k in w} for w, g in zip(want, got)]
+            and all(isinstance(w, dict) and isinstance(g, dict) for w, g in zip(want, got, strict=True))):  # fmt: skip
+        return [{k: g.get(k) for k in w} for w, g in zip(want, got, strict=True)]
     return got
 
 

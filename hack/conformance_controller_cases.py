@@ -61,7 +61,8 @@ def _restartable(c: Json) -> bool:
 
 
 def _inits(p: Json) -> tuple[pd.ContainerInfo, ...]:
-    return tuple(pd.ContainerInfo(name=c.get("name") or "", requests=milli(c, "request"), restartable_init=_restartable(c))
+    return tuple(pd.ContainerInfo(name=c.get("name") or "", requests=milli(c, "request"),
+                                  restartable_init=_restartable(c))
                  for c in p.get("init_containers") or p.get("initContainers") or ())  # fmt: skip
 
 
@@ -240,7 +241,8 @@ def _stabilized(st: bh.Stabilized) -> Json:
 
 
 def legacy_stabilize(i: Json) -> Json:
-    return _stabilized(bh.stabilize_legacy(recs(i["recommendations"]), prenormalized=i["prenormalized_desired_replicas"],
+    return _stabilized(bh.stabilize_legacy(recs(i["recommendations"]),
+                                           prenormalized=i["prenormalized_desired_replicas"],
                                            now=NOW, window=i["downscale_stabilization_window_s"]))  # fmt: skip
 
 

@@ -46,7 +46,8 @@ FAILURES = frozenset({
 def _target(tg: Json | None) -> MetricTarget | None:
     if not tg:
         return None
-    return MetricTarget(type=TargetType(tg["type"]) if tg.get("type") else None, average_utilization=tg.get("averageUtilization"),
+    return MetricTarget(type=TargetType(tg["type"]) if tg.get("type") else None,
+                        average_utilization=tg.get("averageUtilization"),
                         average_value=_q(tg, "averageValue"), value=_q(tg, "value"))  # fmt: skip
 
 

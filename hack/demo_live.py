@@ -75,7 +75,8 @@ class Frame:
 
     def block(self, tick: int) -> list[str]:
         spin = _SPINNER[tick % len(_SPINNER)]
-        lines = [f"{spin} {self.elapsed:5.1f}s  phase: {self.phase}  (load: {self.load:g} requests in flight across the app)",
+        lines = [f"{spin} {self.elapsed:5.1f}s  phase: {self.phase}  "
+                 f"(load: {self.load:g} requests in flight across the app)",
                  f"  metric   {self.metric_text()}",
                  f"  scale    {self.replicas_text()}",
                  f"  reason   {self.reason}"]

@@ -269,7 +269,8 @@ td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 </head>
 <body>
 <h1>{_esc(title)}</h1>
-<p class="note">{_esc(rec.mode)} mode: {_esc(rec.settings)}. Recorded {_clock(rec.started)}&#8211;{_clock(rec.finished)} UTC,
+<p class="note">{_esc(rec.mode)} mode: {_esc(rec.settings)}.
+Recorded {_clock(rec.started)}&#8211;{_clock(rec.finished)} UTC,
 {len(rec.samples)} samples. Replicas are what the controller wrote (the Deployment's /scale and the
 PromAutoscaler's status); hover over a marked scale event to see why it happened.</p>
 {render_svg(rec)}

@@ -142,7 +142,8 @@ def run_phase2(exporter: SampleExporter, prometheus: LocalPrometheus, config_pat
         standin.create(metrics_stack.apiservices(adapter.cert_file.read_bytes()))
         standin.wait_apiservices_available(metrics_stack.APISERVICE_NAMES)
         prometheus.wait_for(f'rate(http_requests_total{{pod="{pods[0].name}"}}[1m])', timeout=30)
-        web = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/shop/pods/*/http_requests_per_second?labelSelector=app%3Dweb"
+        web = ("/apis/custom.metrics.k8s.io/v1beta2/namespaces/shop/pods/*/http_requests_per_second"
+               "?labelSelector=app%3Dweb")
         _wait(lambda: _served(standin, web, 3), 30, "the adapter to serve the new pods")
         _show(standin, "get", "apiservices", *metrics_stack.APISERVICE_NAMES)
         _show(standin, "get", "--raw", web, pretty=True)

@@ -86,10 +86,11 @@ def history(days: int, pods: int) -> str:
     for p in range(pods):
         labels = {"namespace": "shop", "pod": f"web-7d9f-{p}"}
         series.append(("container_cpu_cores", {**labels, "container": "app"},
-                       [(t, round(0.5 * w, 4)) for t, w in zip(times, wave)]))
-        series.append(("http_requests_per_second", labels, [(t, round(40 * w, 3)) for t, w in zip(times, wave)]))
+                       [(t, round(0.5 * w, 4)) for t, w in zip(times, wave, strict=True)]))
+        series.append(("http_requests_per_second", labels,
+                       [(t, round(40 * w, 3)) for t, w in zip(times, wave, strict=True)]))
     series.append(("queue_messages_ready", {"namespace": "shop", "queue": "orders"},
-                   [(t, round(100 * w * w, 1)) for t, w in zip(times, wave)]))
+                   [(t, round(100 * w * w, 1)) for t, w in zip(times, wave, strict=True)]))
     series.append(("kube_deployment_status_replicas", {"namespace": "shop", "deployment": "web"},
                    [(t, float(pods)) for t in times]))
     return openmetrics(series)

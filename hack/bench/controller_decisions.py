@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in (100, 1000):
         inp = build_input(n)
 
-        def one() -> object:
+        def one(inp: SyncInput = inp) -> object:  # bound now: timed within this iteration
             decision = d.decide(inp, config)
             return d.complete(decision, write_error=None, now=inp.now) if decision.write else decision
 

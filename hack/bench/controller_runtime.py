@@ -160,7 +160,8 @@ def measure(n: int, pid: int, metrics_port: int, api_port: int, window: float) -
     b0, b1 = buckets(m0), buckets(m1)
     delta = {bound: b1.get(bound, 0.0) - b0.get(bound, 0.0) for bound in b1}
     requests = s1.get("total", 0.0) - s0.get("total", 0.0)
-    status_writes = sum(s1.get(k, 0.0) - s0.get(k, 0.0) for k in s1 if k.endswith(" status") and not k.startswith("GET"))
+    status_writes = sum(s1.get(k, 0.0) - s0.get(k, 0.0) for k in s1
+                        if k.endswith(" status") and not k.startswith("GET"))
     by_kind = {k: round((s1.get(k, 0.0) - s0.get(k, 0.0)) / max(syncs, 1), 3) for k in sorted(s1) if k != "total"}
     on_time = delta.get(1.0, 0.0) / delta[float("inf")] if delta.get(float("inf")) else float("nan")
     cpu = c1 - c0

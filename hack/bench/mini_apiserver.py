@@ -98,7 +98,8 @@ def seed(store: Store, *, objects: int, namespaces: int, target: str, period: in
         ns, name = f"ns-{i % namespaces}", f"app-{i}"
         labels = {"app": name}
         store.put("apps", "deployments", {
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns, "labels": labels},
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
             "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}}},
             "status": {"replicas": 1, "readyReplicas": 1}}, "ADDED")
         pod = store.put("", "pods", {

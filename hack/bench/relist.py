@@ -14,7 +14,8 @@ a FRESH Python process so memory figures do not mix:
 * `relist`: the adapter's `Discovery.relist()` with prometheus-adapter's config-gen default
   rules (two broad seriesQuery strings that together match all N series).
 
-The two seriesQuery calls run concurrently in every mode, uncompressed, as the relist sends them. Figures: wall time (median of `--repeat` runs) and peak RSS growth of the process over its
+The two seriesQuery calls run concurrently in every mode, uncompressed, as the relist sends them.
+Figures: wall time (median of `--repeat` runs) and peak RSS growth of the process over its
 RSS before the first call (Linux VmHWM, reset through /proc/self/clear_refs).
 Bar (issue #2): relist <= 3 s and RSS growth <= 100 MB at 100k series.
 """

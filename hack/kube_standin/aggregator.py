@@ -215,9 +215,9 @@ class Aggregator:
             results = await asyncio.gather(*(self._probe(s) for s in remotes))
             # Discovery is fetched before Available turns True, so a client that waited for the
             # condition finds the group-version's resources in aggregated discovery.
-            await asyncio.gather(*(self._refresh_discovery(s) for s, r in zip(remotes, results)
+            await asyncio.gather(*(self._refresh_discovery(s) for s, r in zip(remotes, results, strict=True)
                                    if r[0]))
-            for svc, (ok, reason, message) in zip(remotes, results):
+            for svc, (ok, reason, message) in zip(remotes, results, strict=True):
                 self._set_available(svc["metadata"]["name"], ok, reason, message)
             try:
                 await asyncio.wait_for(self._changed.wait(), interval)

@@ -7,7 +7,8 @@ message, decoded with the field table in `protoschema.json` (generated from upst
 generated.proto by `protoschema_gen.py`). Well-known messages become their JSON forms:
 Quantity -> string, IntOrString -> int|string, Time -> RFC 3339, Duration -> Go duration,
 RawExtension/FieldsV1 -> embedded JSON. Zero scalars are dropped where Go's JSON would omit
-them (`omitempty` on a non-pointer field, flagged by the generator from upstream's types.go). Responses stay JSON (clients accept it).
+them (`omitempty` on a non-pointer field, flagged by the generator from upstream's types.go).
+Responses stay JSON (clients accept it).
 Non-goals: encoding protobuf, types outside `protoschema.json`. Pure: no I/O beyond loading
 the table once.
 """

@@ -170,7 +170,7 @@ def table_for(rt: ResourceType, objects: list[Obj], rv: int, *, continue_token: 
             "priority": 0}
     rows = [{"cells": row,
              "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                        "metadata": o["metadata"]}} for o, row in zip(objects, cells)]
+                        "metadata": o["metadata"]}} for o, row in zip(objects, cells, strict=True)]
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if continue_token:
         meta["continue"] = continue_token
