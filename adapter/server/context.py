@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
 from aiohttp import web
 
+from adapter.discovery.registry import Registry
 from adapter.kube.identity import UserInfo
 from adapter.server import discovery_docs as docs
 from adapter.server.authn import Authenticator
@@ -48,8 +47,8 @@ class ServerContext:
     # unless its path is always allowed (health probes); when True it continues as system:anonymous.
     anonymous: bool = False
     groups: Groups
-    # () -> the current discovery registry snapshot (adapter.discovery.registry.Registry)
-    registry: Callable[[], Any]
+    # () -> the registry snapshot discovery serves now (swapped whole on each relist)
+    registry: Callable[[], Registry]
     # name -> () -> (ok, reason); /readyz fails while any check fails
     readiness: Mapping[str, Callable[[], tuple[bool, str]]] = field(default_factory=dict)
     version: Mapping[str, str] = field(default_factory=dict)

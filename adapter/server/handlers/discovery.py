@@ -9,10 +9,9 @@ Non-goals: the documents' shape (discovery_docs).
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
+from adapter.discovery.registry import Registry
 from adapter.server import discovery_docs as docs
 from adapter.server.context import CONTEXT, ServerContext
 from adapter.server.handlers import compact_json, json_body
@@ -25,7 +24,7 @@ class _Documents:
 
     def __init__(self, ctx: ServerContext) -> None:
         self._ctx = ctx
-        self._snapshot: Any = None
+        self._snapshot: Registry | None = None
         self._lists: dict[tuple[str, str], bytes] = {}
         self.groups = ctx.groups.served()
         self.group_list = compact_json(docs.api_group_list(self.groups))
