@@ -185,8 +185,9 @@ def stabilize_legacy(
     best = prenormalized
     winner = None
     old_index = None
+    cutoff = now - window  # see _inside: strict windows
     for i, rec in enumerate(recs):
-        if not _inside(rec.timestamp, now, window):
+        if not rec.timestamp > cutoff:
             old_index = i
         elif rec.replicas > best:
             best, winner = rec.replicas, rec
@@ -273,7 +274,10 @@ def convert_with_rules(
 
 def replicas_change_in_period(events: tuple[ScaleEvent, ...], *, now: float, period: float) -> int:
     """Upstream `getReplicasChangePerPeriod`: events strictly inside the period."""
-    return sum(e.replica_change for e in events if _inside(e.timestamp, now, period))
+    if not events:
+        return 0
+    cutoff = now - period  # see _inside: strict windows
+    return sum([e.replica_change for e in events if e.timestamp > cutoff])
 
 
 def _period_start(current: int, history: ScaleHistory, now: float, period: int) -> int:
