@@ -93,7 +93,9 @@ def running(kube_standin, prometheus, tmp_path_factory):
 
 @pytest.mark.timeout(60)
 def test_discovery_documents(running, kube_standin):
-    get = lambda path, **kw: running.request(path, headers=MASTERS, cert=kube_standin.front_proxy_client, **kw)
+    def get(path, **kw):
+        return running.request(path, headers=MASTERS, cert=kube_standin.front_proxy_client, **kw)
+
     groups = get("/apis").json()
     assert groups["kind"] == "APIGroupList"
     assert [g["name"] for g in groups["groups"]] == ["custom.metrics.k8s.io", "external.metrics.k8s.io"]

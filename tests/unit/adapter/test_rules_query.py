@@ -173,7 +173,7 @@ SERIES_PER_RULE = [
 def _registry() -> dict:
     compiled = compile_text(DEFAULT_CONFIG_KUBE_PREFIX, REGISTRY_TEST_TABLE)
     out = {}
-    for rule, series in zip(compiled.custom, SERIES_PER_RULE):
+    for rule, series in zip(compiled.custom, SERIES_PER_RULE, strict=True):
         for name, labels in series:
             for resource in rule.resources_for(sorted(labels)):
                 out[(resource, rule.expand_name(name))] = (rule, name)

@@ -54,7 +54,7 @@ MATCHES = [
 
 
 @pytest.mark.parametrize(("text", "labels", "expected"),
-                         [pytest.param(t, l, e, id=f"{t!r} on {l}") for t, l, e in MATCHES])
+                         [pytest.param(t, lab, e, id=f"{t!r} on {lab}") for t, lab, e in MATCHES])
 def test_matching(text: str, labels: dict[str, str], expected: bool) -> None:
     assert parse_selector(text).matches(labels) is expected
 

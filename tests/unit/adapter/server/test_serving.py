@@ -62,7 +62,10 @@ class Server:
 @pytest.fixture(scope="module")
 def cas():
     one, two = tls.generate_ca("one", key_algorithm="ecdsa"), tls.generate_ca("two", key_algorithm="ecdsa")
-    leaf = lambda ca, cn: tls.issue_certificate(ca, cn, ip_addresses=("127.0.0.1",), key_algorithm="ecdsa")
+
+    def leaf(ca, cn):
+        return tls.issue_certificate(ca, cn, ip_addresses=("127.0.0.1",), key_algorithm="ecdsa")
+
     proxy = tls.issue_certificate(two, "front-proxy-client", server=False, client=True, key_algorithm="ecdsa")
     return {"one": one, "two": two, "leaf1": leaf(one, "first"), "leaf2": leaf(two, "second"), "proxy": proxy}
 

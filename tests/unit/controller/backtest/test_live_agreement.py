@@ -69,7 +69,7 @@ async def _live() -> list[int]:
     queue_query = LiveQuery(type="External", name="queue_depth")  # type: ignore[arg-type]
     key = ObjectKey(kind="PromAutoscaler", namespace="shop", name="web")
     seen = []
-    for k, (demand, queue) in enumerate(zip(DEMAND, QUEUE)):
+    for k, (demand, queue) in enumerate(zip(DEMAND, QUEUE, strict=True)):
         now[0] = T0 + k * STEP
         n = (await scale.get("shop", obj.target)).spec_replicas
         pods.by_namespace["shop"] = [({"app": "web"}, _pod(f"sim-{i}")) for i in range(n)]
@@ -91,7 +91,7 @@ def _backtest() -> list[int]:
     queue = MetricHistory(total=array("d", [q * 1000.0 for q in QUEUE]), present=b"\x01" * grid.count,
                           pods=reporting)
     queries = [MetricQuery(index=i, spec=m, kind=kind, promql="x", object_label="pod")  # type: ignore[arg-type]
-               for i, (m, kind) in enumerate(zip(spec.autoscaler.metrics, (QueryKind.PER_POD, QueryKind.EXTERNAL)))]
+               for i, (m, kind) in enumerate(zip(spec.autoscaler.metrics, (QueryKind.PER_POD, QueryKind.EXTERNAL), strict=True))]
     model = LoadModel(grid=grid, queries=queries, histories=[demand, queue], actual=None, window=0.0)
     timeline = simulate("web", spec.autoscaler, model, grid, config=ControllerConfig(), requests={},
                         initial_replicas=INITIAL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Hashable
 
 import pytest
@@ -91,7 +92,7 @@ def test_regular_syncs_keep_the_period_without_drift() -> None:
         times.append(due.due)
         assert due.lateness == pytest.approx(0.3)
         q.done("a", now=now + 2.3, failed=False)
-    assert [b - a for a, b in zip(times, times[1:])] == [pytest.approx(15.0)] * 3
+    assert [b - a for a, b in itertools.pairwise(times)] == [pytest.approx(15.0)] * 3
 
 
 def test_an_overrun_fires_once_late_instead_of_catching_up() -> None:
