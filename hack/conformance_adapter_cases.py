@@ -18,10 +18,11 @@ from adapter.discovery.served import OverrideNotServed, check_overrides_served
 from adapter.rules import gotemplate, query
 from adapter.rules._gotemplate_exec import go_quote
 from adapter.rules.compile import CompiledConfig, CompiledRule, compile_config
-from adapter.rules.query import QUERY_FIELDS, build_query
+from adapter.rules.query import build_query
 from adapter.rules.resources import (
     DEFAULT_TABLE, GroupResource, ResourceTable, is_root_scoped_for_discovery,
 )  # fmt: skip
+from adapter.rules.template_args import QUERY_FIELDS
 from adapter.services.errors import MetricNotFound
 from hack.conformance_adapter_compare import matches
 from kubecommon.selectors import parse_selector

@@ -24,12 +24,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NewType, Protocol
+from typing import Literal, NewType, Protocol
 
 from kubecommon.selectors import Operator, Selector
 
 from adapter.rules import gotemplate
-from adapter.rules._gotemplate_exec import Struct, go_quote
+from adapter.rules._gotemplate_exec import go_quote
+from adapter.rules.compile import CompiledResourceQuery, CompiledResourceRules, CompiledRule
 from adapter.rules.goregex import quote_meta
 from adapter.rules.resources import (
     NAMESPACES,
@@ -39,9 +40,7 @@ from adapter.rules.resources import (
     NoLabelForResource,
     is_valid_label_name,
 )
-
-if TYPE_CHECKING:
-    from adapter.rules.compile import CompiledResourceQuery, CompiledResourceRules, CompiledRule
+from adapter.rules.template_args import query_template_args
 
 __all__ = [
     "DEFAULT_MAX_QUERY_BYTES",
@@ -69,10 +68,6 @@ PromQL = NewType("PromQL", str)
 DEFAULT_MAX_QUERY_BYTES = 128 * 1024
 ResourceName = Literal["cpu", "memory"]
 Level = Literal["container", "node"]
-
-QUERY_FIELDS = {"Series": "string", "LabelMatchers": "string", "LabelValuesByName": "map",
-                "GroupBy": "string", "GroupBySlice": "list"}  # fmt: skip
-
 
 class QueryError(ValueError):
     """The query cannot be built. `client_error` says whether the request (not the rule) is at
@@ -227,11 +222,9 @@ def build_query(
             raise  # a template that never reads the labels cannot fail on them (`series <<.Series>>`)
     if template.references("LabelValuesByName"):
         _check_plain_values(matchers.raw_values)
-    args = Struct("naming.queryTemplateArgs", {
-        "Series": series, "LabelMatchers": ",".join(matchers.exprs),
-        "LabelValuesByName": dict(matchers.values_by_name), "GroupBy": group_by,
-        "GroupBySlice": slice_,
-    })  # fmt: skip
+    args = query_template_args(series=series, label_matchers=",".join(matchers.exprs),
+                               values_by_name=matchers.values_by_name, group_by=group_by,
+                               group_by_slice=slice_)
     try:
         text = template.render(args)  # type: ignore[arg-type]
     except gotemplate.TemplateError as err:

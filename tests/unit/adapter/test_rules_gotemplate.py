@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapter.rules import gotemplate
-from adapter.rules.query import QUERY_FIELDS
+from adapter.rules.template_args import QUERY_FIELDS
 
 DATA = {
     "Series": "http_requests_total",

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from adapter.rules import gotemplate, query
-from adapter.rules.query import QUERY_FIELDS, build_query
+from adapter.rules.query import build_query
+from adapter.rules.template_args import QUERY_FIELDS
 from adapter.rules.resources import GroupResource
 from kubecommon.selectors import parse_selector
 from tests.unit.adapter.rules_helpers import DEFAULT_CONFIG_KUBE_PREFIX, REGISTRY_TEST_TABLE, compile_text

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.rules import gotemplate, query
-from adapter.rules.query import QUERY_FIELDS, build_query
+from adapter.rules.query import build_query
+from adapter.rules.template_args import QUERY_FIELDS
 from adapter.rules.resources import GroupResource
 from kubecommon.selectors import Selector
 
