@@ -31,8 +31,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Literal
 
 ROOT = Path(__file__).resolve().parent.parent
+_RESOURCES: tuple[Literal["cpu", "memory"], ...] = ("cpu", "memory")  # what the resource metrics API serves
 sys.path.insert(0, str(ROOT))
 
 from adapter.config.errors import ConfigError  # noqa: E402
@@ -120,7 +122,7 @@ async def show_resources(client: PrometheusClient, compiled: CompiledConfig,
     names = [p.name for p in pods if p.namespace == namespace]
     print(f"\nGET {RESOURCE}/namespaces/{namespace}/pods   (kubectl top pods -n {namespace})")
     usage: dict[tuple[str, str], dict[str, str]] = {}
-    for resource in ("cpu", "memory"):
+    for resource in _RESOURCES:
         promql = query.render_resource(rules, resource=resource, level="container",
                                        namespace=namespace, names=names)
         labels = query.result_labels(rules, resource=resource, level="container")
@@ -136,7 +138,7 @@ async def show_resources(client: PrometheusClient, compiled: CompiledConfig,
               f"memory={values.get('memory', '-')}")
     nodes = sorted({p.node for p in pods})
     print(f"\nGET {RESOURCE}/nodes   (kubectl top nodes)")
-    for resource in ("cpu", "memory"):
+    for resource in _RESOURCES:
         promql = query.render_resource(rules, resource=resource, level="node", namespace=None,
                                        names=nodes)
         label = query.result_labels(rules, resource=resource, level="node").object_label

@@ -179,7 +179,7 @@ def measure(n: int, pid: int, metrics_port: int, api_port: int, window: float) -
 
 
 def meets_bar(row: dict[str, Any]) -> bool:
-    return (row["lateness_p99_s"] <= 1.0 and row["cpu_cores"] <= 1.0
+    return bool(row["lateness_p99_s"] <= 1.0 and row["cpu_cores"] <= 1.0
             and row["status_writes_per_object_per_min"] <= 2.0
             and row["syncs_per_s"] >= 0.95 * row["ideal_syncs_per_s"])
 

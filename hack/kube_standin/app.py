@@ -15,6 +15,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -61,7 +62,7 @@ def build_state(options: Options, pki: pki_mod.Pki) -> State:
                  authz=_authorizer(store), pki=pki)
 
 
-def _create(state: State, obj: dict) -> None:
+def _create(state: State, obj: dict[str, Any]) -> None:
     rt = state.types.by_kind(obj["apiVersion"], obj["kind"])
     assert rt is not None, obj["kind"]
     state.api.create(rt, obj["metadata"].get("namespace", ""), obj)

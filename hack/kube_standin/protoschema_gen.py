@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 import sys
+from typing import Any
 from pathlib import Path
 
 FILES = {
@@ -56,10 +57,10 @@ def _resolve(type_name: str, package: str) -> str:
     return type_name.lstrip(".") if type_name.startswith(".") else f"{package}.{type_name}"
 
 
-def parse(text: str, schema: dict[str, dict]) -> None:
+def parse(text: str, schema: dict[str, dict[str, Any]]) -> None:
     package = re.search(r"^package ([\w.]+);", text, re.M).group(1)  # type: ignore[union-attr]
     comment: list[str] = []
-    current: dict | None = None
+    current: dict[str, Any] | None = None
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith("//"):
@@ -77,7 +78,7 @@ def parse(text: str, schema: dict[str, dict]) -> None:
             f = _FIELD.match(line)
             if f:
                 label, ftype, name, number = f.groups()
-                entry: list = [name]
+                entry: list[Any] = [name]
                 mm = re.match(r"map<\s*(\w+)\s*,\s*([\w.]+)\s*>", ftype)
                 if mm:
                     entry += ["map", _resolve(mm.group(2), package)]
@@ -92,9 +93,9 @@ _STRUCT = re.compile(r"^type (\w+) struct \{")
 _TAG = re.compile(r'^\s*\w+\s+(\S+)\s+`json:"([^"]*)"[^`]*protobuf:"\w+,(\d+),')
 
 
-def mark_omit_zero(types_go: str, package: str, schema: dict[str, dict]) -> None:
+def mark_omit_zero(types_go: str, package: str, schema: dict[str, dict[str, Any]]) -> None:
     """Flag fields Go would omit when zero: `omitempty` on a non-pointer scalar."""
-    current: dict | None = None
+    current: dict[str, Any] | None = None
     for line in types_go.splitlines():
         m = _STRUCT.match(line)
         if m:
@@ -112,9 +113,9 @@ def mark_omit_zero(types_go: str, package: str, schema: dict[str, dict]) -> None
             entry.append(1)
 
 
-def reachable(schema: dict[str, dict]) -> dict[str, dict]:
+def reachable(schema: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     todo = [f"{pkg}.{kind}" for pkg, kinds in ROOT_KINDS.items() for kind in kinds]
-    keep: dict[str, dict] = {}
+    keep: dict[str, dict[str, Any]] = {}
     while todo:
         name = todo.pop()
         if name in keep or name not in schema:
@@ -126,7 +127,7 @@ def reachable(schema: dict[str, dict]) -> dict[str, dict]:
 
 def main(argv: list[str]) -> int:
     api, machinery = Path(argv[0]), Path(argv[1])
-    schema: dict[str, dict] = {}
+    schema: dict[str, dict[str, Any]] = {}
     for repo, subs in ((api, FILES["api"]), (machinery, FILES["apimachinery"])):
         for sub in subs:
             text = _read(repo, f"{sub}/generated.proto")

@@ -10,7 +10,7 @@ Pure: reads go through the `lookup` callables passed in.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 Obj = Mapping[str, Any]
 
@@ -54,7 +54,7 @@ class Decision:
 
 
 def _subject_matches(subject: Obj, user: UserInfo, binding_namespace: str) -> bool:
-    kind, name = subject.get("kind"), subject.get("name", "")
+    kind, name = subject.get("kind"), str(subject.get("name", ""))
     if kind == "User":
         return name == user.name
     if kind == "Group":
@@ -103,8 +103,8 @@ def rule_allows(rule: Obj, attrs: Attributes) -> bool:
 
 
 class Authorizer:
-    def __init__(self, *, cluster_role_bindings: Callable[[], list[Obj]],
-                 role_bindings: Callable[[str], list[Obj]],
+    def __init__(self, *, cluster_role_bindings: Callable[[], Sequence[Obj]],
+                 role_bindings: Callable[[str], Sequence[Obj]],
                  cluster_role: Callable[[str], Obj | None],
                  role: Callable[[str, str], Obj | None]) -> None:
         self._crbs = cluster_role_bindings
