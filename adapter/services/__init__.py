@@ -7,5 +7,5 @@ benchmarks can call them directly.
 
 Public surface (import the submodules): `custom_metrics.CustomMetricsService`,
 `external_metrics.ExternalMetricsService`, `resource_metrics.ResourceMetricsService`, `results`,
-`errors`.
+`errors`; `queries` holds what the custom and resource services share to query Prometheus.
 """

@@ -7,8 +7,8 @@ users asked for:
 
 * objects for `*` come from a watch cache (`ObjectSource`), never a LIST per request;
 * large selections do not build a giant `pod=~"a|b|…"` regex: above `large_selection` objects the
-  query selects the whole namespace (`names=None`) and the result is filtered against the cached
-  object set, which yields the identical answer;
+  query selects the whole namespace and the result is filtered against the cached object set,
+  which yields the identical answer (`services.queries`, shared with resource metrics);
 * a NaN, ±Inf or out-of-range value (`services.values`) leaves its object out of a `*` answer
   (counted through `dropped`), and answers a 404 that says why for a single object, instead of
   upstream's clamped or garbage quantity.
@@ -19,7 +19,7 @@ Non-goals: HTTP parsing and JSON rendering (handlers and `render_metrics`), Prom
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from adapter.discovery.registry import CustomMetricEntry, Registry
@@ -30,22 +30,15 @@ from adapter.rules import query
 from adapter.rules.query import PromQL
 from adapter.rules.resources import NAMESPACES, GroupResource
 from adapter.services import errors
+from adapter.services.queries import DEFAULT_LARGE_SELECTION, RenderedQueries, names_to_query
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
 from adapter.services.results import MetricValue, MetricValueList
 from adapter.services.values import MILLI_LIMIT, DropSink, describe, ignore_drops, unusable
-from kubecommon.lru import LRUCache
 from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
 
-__all__ = ["CustomMetricRequest", "CustomMetricsService", "DEFAULT_LARGE_SELECTION", "KEPT_QUERIES"]
+__all__ = ["CustomMetricRequest", "CustomMetricsService"]
 
-#: above this many selected objects, query by namespace and filter instead of a name regex
-DEFAULT_LARGE_SELECTION = 100
-#: rendered PromQL kept per service. The HPA asks the same question every sync period, and
-#: rendering a 100-name regex matcher (Go quoting, RE2 escaping, template execution) costs more
-#: than everything else done for the request; rendering is a pure function of the key. Prometheus
-#: answers are never kept: values must be fresh on every request.
-KEPT_QUERIES = 1024
 _new_tuple = tuple.__new__
 
 
@@ -77,10 +70,9 @@ class CustomMetricsService:
                  dropped: DropSink = ignore_drops) -> None:
         self._registry = registry
         self._dropped = dropped
-        self._prometheus = prometheus
         self._objects = objects
         self._large_selection = large_selection
-        self._queries: LRUCache[Hashable, PromQL] = LRUCache(KEPT_QUERIES)
+        self._queries = RenderedQueries(prometheus)
 
     async def get(self, request: CustomMetricRequest) -> MetricValueList:
         entry = self._registry().lookup_custom(request.resource, request.metric,
@@ -118,7 +110,7 @@ class CustomMetricsService:
         if not names:
             # prometheus-adapter cannot build a query without names and answers 404
             raise errors.MetricNotFound.for_resource(str(request.resource), request.metric)
-        query_names = names if len(names) <= self._large_selection else None
+        query_names = names_to_query(names, self._large_selection)
         samples = _by_name(await self._query(request, entry, query_names), label)
         kind = KindInfo(kind=reader.kind, api_version=upstream_api_version(reader.api_version)) \
             if reader.kind else kind_for(request.resource)
@@ -135,9 +127,8 @@ class CustomMetricsService:
                     entry.rule, series_name=entry.series_name, resource=request.resource,
                     namespace=request.namespace, names=names, metric_selector=request.metric_selector)
 
-        promql = self._queries.get_or_compute(key, render)
-        return await errors.guarded(self._prometheus.query(promql),
-                                    what=f"custom metric {request.metric} for {request.resource}")
+        return await self._queries.run(key, render,
+                                       what=f"custom metric {request.metric} for {request.resource}")
 
 
 def _answer(request: CustomMetricRequest, kind: KindInfo, names: Sequence[str],

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kubecommon.kube import errors as kube_errors
@@ -35,7 +35,7 @@ from adapter.rules.compile import CompiledResourceRules
 from adapter.rules.query import PromQL
 from adapter.rules.resources import NODES, PODS, GroupResource
 from adapter.services import errors
-from adapter.services.custom_metrics import DEFAULT_LARGE_SELECTION, KEPT_QUERIES
+from adapter.services.queries import DEFAULT_LARGE_SELECTION, RenderedQueries, names_to_query
 from adapter.services.values import DropSink, describe, ignore_drops, unusable
 from adapter.services.results import (
     ContainerMetrics,
@@ -45,7 +45,6 @@ from adapter.services.results import (
     PodMetricsList,
 )
 from kubecommon import status
-from kubecommon.lru import LRUCache
 from kubecommon.quantity import Format, Quantity, format_cpu_cores
 from kubecommon.fieldselectors import FieldSelector
 from kubecommon.selectors import Selector
@@ -96,11 +95,10 @@ class ResourceMetricsService:
                  large_selection: int = DEFAULT_LARGE_SELECTION, dropped: DropSink = ignore_drops) -> None:
         self._rules = rules
         self._dropped = dropped
-        self._prometheus = prometheus
         self._objects = objects
         self._clock = clock
         self._large_selection = large_selection
-        self._queries: LRUCache[Hashable, PromQL] = LRUCache(KEPT_QUERIES)
+        self._queries = RenderedQueries(prometheus)
         # Result labels depend on the rules alone, but finding them may execute the rule's label
         # template: done once per (resource, level), not for every namespace of every request.
         self._result_labels: dict[tuple[str, str], query.ResultLabels] = {}
@@ -108,7 +106,7 @@ class ResourceMetricsService:
     def use_rules(self, rules: CompiledResourceRules) -> None:
         """Rules from a reloaded rule file: later requests render their queries from them."""
         self._rules = rules
-        self._queries = LRUCache(KEPT_QUERIES)
+        self._queries.forget()
         self._result_labels = {}
 
     # --- pods -----------------------------------------------------------------------------
@@ -226,9 +224,8 @@ class ResourceMetricsService:
 
     # --- shared ---------------------------------------------------------------------------
 
-    def _names(self, objects: Sequence[KubeObject]) -> list[str] | None:
-        names = [obj.name for obj in objects]
-        return names if len(names) <= self._large_selection else None
+    def _names(self, objects: Sequence[KubeObject]) -> Sequence[str] | None:
+        return names_to_query([obj.name for obj in objects], self._large_selection)
 
     def _first_usable(self, samples: Sequence[Sample], label: str,
                       unusable_by_name: dict[str, str]) -> dict[str, Sample]:
@@ -269,8 +266,7 @@ class ResourceMetricsService:
                                              namespace=namespace, names=names)
 
         key = (resource, level, namespace, None if names is None else tuple(names))
-        promql = self._queries.get_or_compute(key, render)
-        return await errors.guarded(self._prometheus.query(promql), what=f"{level} {resource} usage")
+        return await self._queries.run(key, render, what=f"{level} {resource} usage")
 
 
 def _fields_match(obj: KubeObject, selector: FieldSelector | None) -> bool:
