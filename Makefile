@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 SETUP := PYTHON=$(PYTHON) VENV=$(VENV) hack/setup.sh
 export PATH := $(CURDIR)/.tools/node_modules/.bin:$(PATH)
 
-.PHONY: test demo bench check clean
+.PHONY: test demo bench lint check clean
 
 test:
 	@$(SETUP) prometheus helm kubectl
@@ -20,10 +20,17 @@ bench:
 	@$(SETUP) prometheus kubectl
 	$(PY) -m hack.bench
 
-check:
-	@$(SETUP) prometheus helm kubectl
+# The everyday checks (configured in pyproject.toml and .importlinter): lint, types, import
+# contracts, duplicate code; `make check` adds the whole test suite.
+lint:
+	@$(SETUP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m mypy adapter controller kubecommon hack
 	$(VENV)/bin/lint-imports
-	$(PY) -m mypy adapter controller kubecommon
+	$(PY) -m pylint adapter controller kubecommon hack
+
+check: lint
+	@$(SETUP) prometheus helm kubectl
 	$(PY) -m pytest -q
 
 clean:
