@@ -192,7 +192,7 @@ class LoadModel:
         now = self._grid.start + i * self._grid.step
         actual = self.actual_replicas(i)
         out: list[Observation] = []
-        for kind, h in zip(self._kinds, self._histories):
+        for kind, h in zip(self._kinds, self._histories, strict=True):
             if not h.present[i]:
                 out.append(FetchFailure(message=f"no sample in history at {iso_time(now)} (gap)"))
             elif kind is QueryKind.PER_POD:
@@ -211,7 +211,7 @@ class LoadModel:
         actual = self.actual_replicas(0)
         if actual is not None:
             return round(actual)
-        for kind, h in zip(self._kinds, self._histories):
+        for kind, h in zip(self._kinds, self._histories, strict=True):
             if kind is QueryKind.PER_POD and h.present[0]:
                 return int(h.pods[0])
         return None
