@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from adapter.config import ConfigError, parse_config
 from adapter.discovery.served import OverrideNotServed, check_overrides_served
 from adapter.rules import gotemplate, query
-from adapter.rules._gotemplate_exec import go_quote
+from adapter.rules.gotemplate_exec import go_quote
 from adapter.rules.compile import CompiledConfig, CompiledRule, compile_config
 from adapter.rules.query import build_query
 from adapter.rules.resources import (

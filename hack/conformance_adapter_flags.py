@@ -148,11 +148,11 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     before = _metric_infos(discovery.snapshot)
     asyncio.run(discovery.relist())
     call = prom.series_calls[0]
-    from adapter.prometheus.client import _fmt_time
+    from adapter.prometheus.client import format_time
 
     got = {"http_request": {"method": "POST", "path": "/api/v1/series",
                             "query_params": {"match[]": call.matchers[0],
-                                             "start": _fmt_time(call.start).rstrip("0").rstrip(".")},
+                                             "start": format_time(call.start).rstrip("0").rstrip(".")},
                             "no_end_param": False},
            "prometheus_series_calls": len(prom.series_calls), "before_relist": before,
            "after_relist_unordered": _metric_infos(discovery.snapshot)}

@@ -40,9 +40,9 @@ def check_quantity(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     data = case["input"]
     value, api = _value(data["prometheus_value"]), data["api_path"]
     if api == "resource.cpu":
-        got = str(resource_metrics._cpu(value))
+        got = str(resource_metrics.cpu_quantity(value))
     elif api == "resource.memory":
-        got = str(resource_metrics._memory(value))
+        got = str(resource_metrics.memory_quantity(value))
     elif api in ("custom", "external"):
         # what the custom and external answers really carry: milli-units, DecimalSI (`format`
         # only describes it; these APIs never write BinarySI)
@@ -110,7 +110,7 @@ def check_custom_errors(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
         from adapter.prometheus.client import PrometheusClient
 
         try:
-            PrometheusClient._raise_for_document("/api/v1/query", int(data["prometheus_http_status"]),
+            PrometheusClient.raise_for_document("/api/v1/query", int(data["prometheus_http_status"]),
                                                  data.get("prometheus_body", ""))
         except prom_errors.PrometheusError as err:
             prom.queries = _Always(err)

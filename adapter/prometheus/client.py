@@ -42,7 +42,7 @@ from kubecommon.singleflight import SingleFlight
 if TYPE_CHECKING:
     from adapter.rules.query import PromQL
 
-__all__ = ["SCRAPE_STARTUP_GRACE", "PrometheusClient"]
+__all__ = ["SCRAPE_STARTUP_GRACE", "PrometheusClient", "decode_body", "format_time"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -167,19 +167,19 @@ class PrometheusClient:
     ) -> int:
         path = "/api/v1/series"
         params = [("match[]", m) for m in matchers]
-        params += [("start", _fmt_time(start)), ("end", _fmt_time(end))]
+        params += [("start", format_time(start)), ("end", format_time(end))]
         decoder = SeriesStreamDecoder(sink, max_fallback=self.settings.max_answer_bytes)
 
         async def read(resp: aiohttp.ClientResponse) -> int:
             if resp.status != 200:
-                self._raise_for_document(path, resp.status, await _read_error_body(resp))
+                self.raise_for_document(path, resp.status, await _read_error_body(resp))
             async for chunk in resp.content.iter_chunked(_CHUNK):
                 decoder.feed(chunk)
             document = decoder.finish()
             if document is None:
                 return decoder.count
             # Not in the streamable shape (e.g. keys in another order): decode it whole.
-            data = self._raise_for_document(path, resp.status, document)
+            data = self.raise_for_document(path, resp.status, document)
             if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
                 raise errors.PrometheusBadResponse("series data is not a list of objects",
                                                    path=path)
@@ -221,14 +221,14 @@ class PrometheusClient:
                 promql, lambda: urlencode([("query", promql), ("timeout", self._timeout_param)]))
         else:
             encoded = urlencode([("query", promql), ("timeout", self._timeout_param),
-                                 ("time", _fmt_time(at))])
+                                 ("time", format_time(at))])
 
         async def read(resp: aiohttp.ClientResponse) -> list[Sample]:
             if resp.status != 200:
                 body = await _read_error_body(resp)
             else:
-                body = _decode(await _read_limited(resp, self.settings.max_answer_bytes, path, promql))
-            data = self._raise_for_document(path, resp.status, body)
+                body = decode_body(await _read_limited(resp, self.settings.max_answer_bytes, path, promql))
+            data = self.raise_for_document(path, resp.status, body)
             return parse_query_data(data, path)
 
         return await self._request(path, encoded, read)
@@ -276,8 +276,9 @@ class PrometheusClient:
         return {"Authorization": self._authorization.get()}
 
     @staticmethod
-    def _raise_for_document(path: str, status: int, body: Any) -> Any:
-        """Return `data` of a success document, else raise the matching typed error."""
+    def raise_for_document(path: str, status: int, body: Any) -> Any:
+        """Return `data` of a success document, else raise the typed error the client raises for
+        that answer (the conformance runner maps status and body to errors through it too)."""
         if isinstance(body, dict) and body.get("status") == "success" and status == 200:
             if "data" not in body:
                 raise errors.PrometheusBadResponse("success without data", path=path)
@@ -342,10 +343,10 @@ def _bytes(count: int) -> str:
 
 
 async def _read_error_body(resp: aiohttp.ClientResponse) -> Any:
-    return _decode(await resp.content.read(_MAX_ERROR_BODY))
+    return decode_body(await resp.content.read(_MAX_ERROR_BODY))
 
 
-def _decode(raw: bytes) -> Any:
+def decode_body(raw: bytes) -> Any:
     """The JSON document, or the start of a non-JSON body as text for the error message."""
     try:
         return orjson.loads(raw)
@@ -365,7 +366,7 @@ def _status_field(pick: Callable[[Mapping[str, Any]], float | None],
                   ) -> Callable[[aiohttp.ClientResponse], Awaitable[float | None]]:
     """Reader of a `/api/v1/status/*` document: `pick(data)`, or None when absent or garbled."""
     async def read(resp: aiohttp.ClientResponse) -> float | None:
-        body = _decode(await resp.content.read(_MAX_ERROR_BODY))
+        body = decode_body(await resp.content.read(_MAX_ERROR_BODY))
         if resp.status != 200 or not isinstance(body, Mapping) or not isinstance(body.get("data"), Mapping):
             return None
         return pick(body["data"])
@@ -384,6 +385,7 @@ def _fmt_seconds(value: float) -> str:
     return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
-def _fmt_time(value: float) -> str:
-    # Millisecond precision, as prometheus-adapter sends it (e.g. `1565786045.323`).
+def format_time(value: float) -> str:
+    """A `start`/`end`/`time` parameter: millisecond precision, as prometheus-adapter sends it
+    (e.g. `1565786045.323`)."""
     return f"{value:.3f}"

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from adapter.config.errors import ConfigError, Problem
 from adapter.config.model import AdapterConfig, DiscoveryRule, ResourceMapping, ResourceRule
 from adapter.rules import gotemplate, goregex
-from adapter.rules._gotemplate_exec import go_quote
+from adapter.rules.gotemplate_exec import go_quote
 from adapter.rules.resources import DEFAULT_TABLE, GroupResource, LabelMapper, ResourceTable
 from adapter.rules.template_args import QUERY_FIELDS
 

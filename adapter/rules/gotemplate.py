@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapter.rules import _gotemplate_exec as _exec
-from adapter.rules._gotemplate_nodes import (
+from adapter.rules import gotemplate_exec as _exec
+from adapter.rules.gotemplate_nodes import (
     Action, Command, Control, Dot, FieldChain, Literal, Node, Pipeline, Text, Variable, FuncName,
     SubPipeline,
 )  # fmt: skip

@@ -29,7 +29,7 @@ from typing import Literal, NewType, Protocol
 from kubecommon.selectors import Operator, Selector
 
 from adapter.rules import gotemplate
-from adapter.rules._gotemplate_exec import go_quote
+from adapter.rules.gotemplate_exec import go_quote
 from adapter.rules.compile import CompiledResourceQuery, CompiledResourceRules, CompiledRule
 from adapter.rules.goregex import quote_meta
 from adapter.rules.resources import (

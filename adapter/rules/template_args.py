@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from adapter.rules._gotemplate_exec import Struct
+from adapter.rules.gotemplate_exec import Struct
 
 __all__ = ["QUERY_FIELDS", "query_template_args"]
 

@@ -37,7 +37,7 @@ from adapter.services.values import MILLI_LIMIT, DropSink, describe, ignore_drop
 from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
 
-__all__ = ["CustomMetricRequest", "CustomMetricsService"]
+__all__ = ["CustomMetricRequest", "CustomMetricsService", "samples_by_name"]
 
 _new_tuple = tuple.__new__
 
@@ -87,7 +87,7 @@ class CustomMetricsService:
     async def _single(self, request: CustomMetricRequest, entry: CustomMetricEntry, label: str,
                       name: str) -> MetricValueList:
         samples = await self._query(request, entry, [name])
-        sample = _by_name(samples, label).get(name)
+        sample = samples_by_name(samples, label).get(name)
         if sample is None:
             raise errors.MetricNotFound.for_object(str(request.resource), request.metric, name,
                                                    request.metric_selector)
@@ -111,7 +111,7 @@ class CustomMetricsService:
             # prometheus-adapter cannot build a query without names and answers 404
             raise errors.MetricNotFound.for_resource(str(request.resource), request.metric)
         query_names = names_to_query(names, self._large_selection)
-        samples = _by_name(await self._query(request, entry, query_names), label)
+        samples = samples_by_name(await self._query(request, entry, query_names), label)
         kind = KindInfo(kind=reader.kind, api_version=upstream_api_version(reader.api_version)) \
             if reader.kind else kind_for(request.resource)
         return _answer(request, kind, names, samples, self._dropped)
@@ -152,6 +152,6 @@ def _answer(request: CustomMetricRequest, kind: KindInfo, names: Sequence[str],
                            metric=request.metric, selector=request.metric_selector, items=tuple(items))
 
 
-def _by_name(samples: Sequence[Sample], label: str) -> dict[str, Sample]:
+def samples_by_name(samples: Sequence[Sample], label: str) -> dict[str, Sample]:
     """Samples keyed by the object name in `label`; the last sample wins, as upstream."""
     return {sample.labels[label]: sample for sample in samples if label in sample.labels}

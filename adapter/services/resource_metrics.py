@@ -49,7 +49,7 @@ from kubecommon.quantity import Format, Quantity, format_cpu_cores
 from kubecommon.fieldselectors import FieldSelector
 from kubecommon.selectors import Selector
 
-__all__ = ["ResourceMetricsService", "ResourceQuery"]
+__all__ = ["ResourceMetricsService", "ResourceQuery", "cpu_quantity", "memory_quantity"]
 
 _METRICS_GROUP = "metrics.k8s.io"
 _PARALLEL_NAMESPACES = 8
@@ -77,14 +77,17 @@ class _Usage:
 
     def resources(self, container: str) -> dict[str, Quantity]:
         cpu, memory = self.cpu.get(container), self.memory.get(container)
-        return {"cpu": _cpu(cpu.value if cpu else 0.0), "memory": _memory(memory.value if memory else 0.0)}
+        return {"cpu": cpu_quantity(cpu.value if cpu else 0.0),
+                "memory": memory_quantity(memory.value if memory else 0.0)}
 
 
-def _cpu(cores: float) -> Quantity:
+def cpu_quantity(cores: float) -> Quantity:
+    """CPU usage as metrics-server writes it (nano-cores, e.g. `1500000n`)."""
     return Quantity.parse(format_cpu_cores(cores))
 
 
-def _memory(num_bytes: float) -> Quantity:
+def memory_quantity(num_bytes: float) -> Quantity:
+    """Memory usage in BinarySI (e.g. `128Mi`); NaN and negative values are 0."""
     clean = 0.0 if math.isnan(num_bytes) or num_bytes < 0 else num_bytes
     return Quantity.from_float(clean, Format.BINARY_SI)
 
@@ -219,7 +222,7 @@ class ResourceMetricsService:
                 continue
             result.append(NodeMetrics(name=node.name, labels=node.labels, created=now,
                                       timestamp=min(c.timestamp, m.timestamp), window_seconds=window,
-                                      usage={"cpu": _cpu(c.value), "memory": _memory(m.value)}))
+                                      usage={"cpu": cpu_quantity(c.value), "memory": memory_quantity(m.value)}))
         return result
 
     # --- shared ---------------------------------------------------------------------------

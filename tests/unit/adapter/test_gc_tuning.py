@@ -19,8 +19,8 @@ _CHILD = r"""
 import gc, json, sys
 from adapter.app import GC_THRESHOLDS, tune_gc
 from adapter.prometheus.answers import parse_query_data
-from adapter.prometheus.client import _decode
-from adapter.services.custom_metrics import _by_name
+from adapter.prometheus.client import decode_body
+from adapter.services.custom_metrics import samples_by_name
 
 if sys.argv[1] == "tuned":
     tune_gc()
@@ -31,8 +31,8 @@ counts = {0: 0, 1: 0, 2: 0}
 gc.callbacks.append(lambda phase, info: counts.__setitem__(info["generation"], counts[info["generation"]] + 1)
                     if phase == "start" else None)
 for _ in range(30):  # thirty 2,000-pod answers, each alive while it is turned into values
-    samples = parse_query_data(_decode(answer)["data"], "/api/v1/query")
-    by_name = _by_name(samples, "pod")
+    samples = parse_query_data(decode_body(answer)["data"], "/api/v1/query")
+    by_name = samples_by_name(samples, "pod")
     assert len(by_name) == 2000
 print(json.dumps({"counts": counts, "threshold": list(gc.get_threshold()), "frozen": gc.get_freeze_count(),
                   "expected": list(GC_THRESHOLDS)}))

@@ -2,7 +2,10 @@
 
 Values are Python `str`, `int`, `float`, `bool`, `None`, `list`/`tuple` (Go slices) and `dict`
 (Go maps); a `Struct` is the template's root argument (unknown fields are errors, unlike maps).
-Pure; no I/O.
+`go_quote` (Go's `strconv.Quote`, what `printf "%q"` prints) is also how the rule compiler quotes
+patterns in its messages and the PromQL renderer quotes label values.
+
+Non-goals: parsing (`gotemplate`); the parse-tree nodes (`gotemplate_nodes`). Pure; no I/O.
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from adapter.rules._gotemplate_nodes import (
+from adapter.rules.gotemplate_nodes import (
     Action, Command, Control, Dot, FieldChain, FuncName, Literal, Pipeline, SubPipeline, Text,
     Variable,
 )  # fmt: skip
+
+__all__ = ["FUNCTIONS", "MISSING", "ExecError", "Struct", "go_print", "go_quote", "render", "truth"]
 
 
 class ExecError(Exception):
