@@ -2,7 +2,8 @@
 
 These checks fail the build when a pure core starts doing I/O, a layer reaches upward, a module
 grows past the size budget or keeps global state, a type annotation stops holding (mypy --strict),
-or the README's layer list drifts from the contracts import-linter enforces.
+the README's layer list drifts from the contracts import-linter enforces, or `ruff check` finds a
+lint regression (CI runs `make test`, not `make lint`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ def test_import_contracts_hold() -> None:
     result = subprocess.run([lint_imports, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout
+
+
+@pytest.mark.timeout(30)
+def test_tree_passes_ruff() -> None:
+    """`ruff check` (rules and reasoned exceptions in pyproject.toml) over the whole tree, as `make lint` runs it."""
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    result = subprocess.run([ruff, "check", "--no-cache", "--output-format", "concise", "."],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
 
 
 @pytest.mark.timeout(180)
