@@ -27,6 +27,7 @@ from enum import StrEnum
 from controller.algorithm import conditions as c
 from controller.algorithm.conditions import Reason
 from controller.algorithm.ratio import MAX_INT32, trunc_int32
+from controller.algorithm.values import quick_init
 
 
 class PolicyType(StrEnum):
@@ -47,6 +48,7 @@ class ScalingPolicy:
     period_seconds: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScalingRules:
     """`HPAScalingRules`; None fields are unset and get the API defaults."""
@@ -57,6 +59,7 @@ class ScalingRules:
     tolerance: float | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Behavior:
     scale_up: ScalingRules | None = None
@@ -104,12 +107,14 @@ def _effective_rules(
     )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Recommendation:
     replicas: int
     timestamp: float
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScaleEvent:
     replica_change: int
@@ -117,6 +122,7 @@ class ScaleEvent:
     outdated: bool = False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScaleHistory:
     """Per-autoscaler memory across syncs (upstream keeps three maps in the controller)."""
@@ -161,6 +167,7 @@ def _inside(timestamp: float, now: float, window: float) -> bool:
     return timestamp > now - window
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stabilized:
     replicas: int
@@ -243,6 +250,7 @@ def stabilize_with_behavior(
                       winner=winner)  # fmt: skip
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Limited:
     replicas: int

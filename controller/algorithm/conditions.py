@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from controller.algorithm.values import quick_init
+
 
 class ConditionType(StrEnum):
     ABLE_TO_SCALE = "AbleToScale"
@@ -151,6 +153,7 @@ def event_failed_rescale(replicas: int, reason: str, error: str) -> str:
     return f"New size: {replicas}; reason: {reason}; error: {error}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Condition:
     """One HPA status condition. `status` is True/False; times are seconds (caller's epoch)."""
@@ -171,6 +174,7 @@ class Condition:
         }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     type: EventType

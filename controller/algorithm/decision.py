@@ -17,6 +17,7 @@ from enum import StrEnum
 from controller.algorithm.behavior import Behavior, ScaleHistory
 from controller.algorithm.conditions import Event, condition_key
 from controller.algorithm.spec import HpaStatus
+from controller.algorithm.values import quick_init
 
 
 class Outcome(StrEnum):
@@ -37,6 +38,7 @@ class Stage(StrEnum):
     LIMITS = "rate limits and [min, max]"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetricTrace:
     index: int
@@ -77,6 +79,7 @@ class MetricTrace:
         return f"{head}: {', '.join(parts)} -> {self.proposal} ({self.why}{counted})"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TraceStep:
     stage: Stage
@@ -91,6 +94,7 @@ class TraceStep:
         return f"{self.stage}: {change} ({self.reason}{note})"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Trace:
     current: int
@@ -115,6 +119,7 @@ def _plain(obj: MetricTrace | TraceStep) -> dict[str, object]:
     return out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Decision:
     outcome: Outcome

@@ -35,8 +35,10 @@ from controller.algorithm.spec import (
     SourceType,
     TargetType,
 )
+from controller.algorithm.values import quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetricContext:
     """What every metric of one sync shares."""
@@ -50,6 +52,7 @@ class MetricContext:
     pod_level_resources: bool = False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetricResult:
     index: int
@@ -253,6 +256,7 @@ def _observed_at(obs: Observation) -> float | None:
     return None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Combined:
     replicas: int  # max of the valid proposals (0 if none)

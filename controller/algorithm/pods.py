@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from controller.algorithm.errors import MetricError
+from controller.algorithm.values import quick_init
 
 CPU = "cpu"
 
@@ -53,6 +54,7 @@ class ContainerInfo:
     restartable_init: bool = False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PodInfo:
     """A pod as the calculator needs it. `containers` holds the regular containers followed by
@@ -72,6 +74,7 @@ class PodInfo:
     overhead: Mapping[str, int] | None = None  # spec.overhead (RuntimeClass), pod-level path only
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PodMetric:
     """One pod's sample: milli-value, its timestamp and the window it covers (seconds)."""
@@ -89,6 +92,7 @@ class ReadinessConfig:
     initial_readiness_delay: float = 30.0
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PodGroups:
     ready_count: int

@@ -14,11 +14,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from controller.algorithm.values import quick_init
+
 MAX_INT32 = 2**31 - 1
 MAX_INT64 = 2**63 - 1
 DEFAULT_TOLERANCE = 0.1
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tolerances:
     scale_down: float = DEFAULT_TOLERANCE

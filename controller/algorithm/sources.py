@@ -38,6 +38,7 @@ from controller.algorithm.pods import (
     running_and_ready,
 )
 from controller.algorithm.ratio import MAX_INT64, Tolerances, ceil_int32, div_trunc
+from controller.algorithm.values import quick_init
 
 NO_PODS = "no pods returned by selector while calculating replica count"
 NO_READY_METRICS = "did not receive metrics for targeted pods (pods might be unready)"
@@ -57,6 +58,7 @@ class Why(StrEnum):
     PER_POD = "ceil(total / per-pod target)"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Proposal:
     """One metric's replica proposal and the numbers behind it."""
@@ -81,6 +83,7 @@ def _positive(target: float, what: str) -> None:
         raise MetricError(f"invalid {what} target {target}: must be greater than zero")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Rebalanced:
     replicas: int

@@ -17,6 +17,7 @@ from controller.algorithm import conditions as c
 from controller.algorithm.behavior import Behavior, ScaleHistory
 from controller.algorithm.conditions import Condition, EventReason, Reason
 from controller.algorithm.pods import PodInfo, PodMetric, ReadinessConfig
+from controller.algorithm.values import quick_init
 
 
 class SourceType(StrEnum):
@@ -71,6 +72,7 @@ class AutoscalerSpec:
     behavior: Behavior | None = None  # None: legacy normalization
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScaleTarget:
     """The target's `/scale` replicas. Its status selector is the caller's to resolve: into
@@ -94,6 +96,7 @@ class ControllerConfig:
 
 
 # What the metrics APIs answered for one metric spec (same index as spec.metrics).
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PodSamples:
     """Per-pod values: resource usage summed per pod (see `pods.resource_usage_by_pod`) or a
@@ -102,18 +105,21 @@ class PodSamples:
     values: Mapping[str, PodMetric]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ObjectSample:
     value: int
     timestamp: float | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExternalSamples:
     values: tuple[int, ...]
     timestamp: float | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FetchFailure:
     """The metrics API call failed; `message` is what the client reported."""
@@ -152,6 +158,7 @@ class SelectorProblem:
                    condition_reason=Reason.AMBIGUOUS_SELECTOR, condition_message=message)  # fmt: skip
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetricStatus:
     """One `status.currentMetrics[]` entry, milli-units (formatting is the writer's job)."""
@@ -174,6 +181,7 @@ class MetricStatus:
         return out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HpaStatus:
     current_replicas: int = 0
@@ -183,6 +191,7 @@ class HpaStatus:
     conditions: tuple[Condition, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SyncInput:
     """Everything one sync of one autoscaler decides from. `pods` are the pods selected by the

@@ -51,6 +51,7 @@ from controller.algorithm.spec import (
     ScaleTarget,
     SyncInput,
 )
+from controller.algorithm.values import quick_init
 
 _NOT_FETCHED = FetchFailure(message="metric was not fetched")
 _NO_METRICS = "no metrics are configured"
@@ -210,6 +211,7 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
                   error=combined.error, rescale_reason=reason, behavior=n.behavior, seen=seen)  # fmt: skip
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Seen:
     """What the metrics showed, carried into the decision whatever happens next."""
@@ -239,6 +241,7 @@ def _blocked(
                   events=events, error=error, seen=seen)  # fmt: skip
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Normalized:
     stabilized: Stabilized
