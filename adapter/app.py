@@ -1,6 +1,6 @@
 """Composition root of the adapter: flags → config → clients → caches → services → HTTPS server.
 
-`main(argv)` parses flags (adapter.server.options), loads and compiles the rule file (a bad file
+`main(argv)` parses flags (adapter.options), loads and compiles the rule file (a bad file
 exits 1 naming file, rule and field, before anything listens), then runs `serve` until SIGTERM or
 SIGINT. While serving, the rule file is watched and reloaded live (adapter.discovery.reload).
 Everything is constructed here and nowhere else; constructors only assign, and anything
@@ -39,6 +39,7 @@ from kubecommon.kube.config import KubeConfig, KubeConfigError, in_cluster_confi
 from kubecommon.kube.errors import KubeError
 from kubecommon.kube.resources import ResourceResolver
 from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
+from adapter.options import OptionsError, ServeOptions, parse
 from adapter.prometheus.api import PrometheusAPI
 from adapter.prometheus.client import PrometheusClient
 from adapter.prometheus.instrumented import InstrumentedPrometheus
@@ -46,7 +47,7 @@ from adapter.rules.compile import CompiledConfig
 from adapter.server.authn import Authenticator, merge_settings
 from adapter.server.authz import Authorizer
 from adapter.server.context import Groups, ServerContext
-from adapter.server.options import OptionsError, ServeOptions, parse
+from adapter.server.options import ServingOptions
 from adapter.server.routes import Services, build_app, make_runner
 from adapter.server.serving import CertFiles, DynamicServingContext, ensure_self_signed, service_dns_names
 from adapter.server.telemetry import StateSource, Telemetry
@@ -128,12 +129,12 @@ def _kube_config(path: str | None) -> KubeConfig:
         raise StartupError(str(err)) from None
 
 
-def _serving_files(options: ServeOptions) -> CertFiles:
-    if options.tls_cert_file and options.tls_key_file:
-        return CertFiles(cert_file=options.tls_cert_file, key_file=options.tls_key_file)
-    ips = [options.bind_address] if options.bind_address not in ("0.0.0.0", "::", "") else []
-    return ensure_self_signed(options.cert_dir, ip_addresses=ips,
-                              dns_names=service_dns_names(options.service_name, options.service_namespace))
+def _serving_files(flags: ServingOptions) -> CertFiles:
+    if flags.tls_cert_file and flags.tls_key_file:
+        return CertFiles(cert_file=flags.tls_cert_file, key_file=flags.tls_key_file)
+    ips = [flags.bind_address] if flags.bind_address not in ("0.0.0.0", "::", "") else []
+    return ensure_self_signed(flags.cert_dir, ip_addresses=ips,
+                              dns_names=service_dns_names(flags.service_name, flags.service_namespace))
 
 
 class _Clients:
@@ -169,26 +170,26 @@ def _registry_state(discovery: Discovery) -> Callable[[], Mapping[str, float]]:
     return read
 
 
-async def _security(options: ServeOptions, clients: _Clients, serving: DynamicServingContext,
+async def _security(flags: ServingOptions, clients: _Clients, serving: DynamicServingContext,
                     stack: contextlib.AsyncExitStack) -> tuple[Authenticator | None, Authorizer | None]:
-    if options.insecure_disable_auth:
+    if flags.insecure_disable_auth:
         _log.warning("!!! --insecure-disable-auth: EVERY request is served WITHOUT authentication or "
                      "authorization. Never use this outside a development machine. !!!")
         return None, None
-    authn_client = await clients.get(options.authentication_kubeconfig)
-    authz_client = await clients.get(options.authorization_kubeconfig)
-    tokens = TokenReviewer(authn_client, ttl=options.token_cache_ttl, max_entries=options.review_cache_size)
-    access = SubjectAccessReviewer(authz_client, allowed_ttl=options.authorized_ttl,
-                                   denied_ttl=options.unauthorized_ttl, max_entries=options.review_cache_size)
-    authenticator = Authenticator(merge_settings(options.authn_flags, None), tokens)
+    authn_client = await clients.get(flags.authentication_kubeconfig)
+    authz_client = await clients.get(flags.authorization_kubeconfig)
+    tokens = TokenReviewer(authn_client, ttl=flags.token_cache_ttl, max_entries=flags.review_cache_size)
+    access = SubjectAccessReviewer(authz_client, allowed_ttl=flags.authorized_ttl,
+                                   denied_ttl=flags.unauthorized_ttl, max_entries=flags.review_cache_size)
+    authenticator = Authenticator(merge_settings(flags.authn_flags, None), tokens)
 
     def apply(cluster: AuthMaterial | None) -> None:
-        settings = merge_settings(options.authn_flags, cluster)
+        settings = merge_settings(flags.authn_flags, cluster)
         authenticator.settings = settings
         serving.set_client_ca(settings.trusted_ca_bundle())
 
     apply(None)
-    if not options.skip_lookup:
+    if not flags.skip_lookup:
         watcher = AuthConfigWatcher(authn_client, apply)
         try:
             await watcher.start()
@@ -199,7 +200,7 @@ async def _security(options: ServeOptions, clients: _Clients, serving: DynamicSe
         stack.push_async_callback(watcher.stop)
     if authenticator.settings.requestheader is None:
         _log.warning("no requestheader CA known: requests proxied by kube-apiserver will be anonymous")
-    return authenticator, Authorizer(access, always_allow_paths=options.always_allow_paths)
+    return authenticator, Authorizer(access, always_allow_paths=flags.always_allow_paths)
 
 
 def _services(compiled: CompiledConfig, registry: Callable[[], Registry], prometheus: PrometheusAPI,
@@ -235,20 +236,20 @@ async def _metrics_backend(options: ServeOptions, compiled: CompiledConfig, tele
     return prometheus, discovery
 
 
-async def _listen(app: web.Application, options: ServeOptions, serving: DynamicServingContext,
+async def _listen(app: web.Application, flags: ServingOptions, serving: DynamicServingContext,
                   stack: contextlib.AsyncExitStack) -> None:
     runner = make_runner(app)
     await runner.setup()
     stack.push_async_callback(runner.cleanup)
-    site = web.TCPSite(runner, options.bind_address, options.secure_port, ssl_context=serving.listener,
+    site = web.TCPSite(runner, flags.bind_address, flags.secure_port, ssl_context=serving.listener,
                        reuse_address=True)
     try:
         await site.start()
     except OSError as err:
-        raise StartupError(f"cannot listen on {options.bind_address}:{options.secure_port}: {err.strerror}") from None
-    reloader = asyncio.create_task(serving.watch_files(options.tls_reload_interval))
+        raise StartupError(f"cannot listen on {flags.bind_address}:{flags.secure_port}: {err.strerror}") from None
+    reloader = asyncio.create_task(serving.watch_files(flags.tls_reload_interval))
     stack.callback(reloader.cancel)
-    _log.info("serving securely on %s:%d", options.bind_address, options.secure_port)
+    _log.info("serving securely on %s:%d", flags.bind_address, flags.secure_port)
 
 
 def _live_reload(options: ServeOptions, rules_sha256: str, discovery: Discovery, services: Services,
@@ -286,20 +287,21 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
                 stop: asyncio.Event | None = None, rules_sha256: str = "") -> None:
     """Run until `stop` is set or SIGTERM/SIGINT arrives; close everything in reverse order."""
     stop = stop or asyncio.Event()
+    flags = options.serving
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     telemetry = Telemetry()
     try:
-        serving = DynamicServingContext(_serving_files(options), min_version=options.tls_min_version,
-                                        request_client_certs=not options.insecure_disable_auth)
+        serving = DynamicServingContext(_serving_files(flags), min_version=flags.tls_min_version,
+                                        request_client_certs=not flags.insecure_disable_auth)
     except (OSError, ValueError) as err:
         raise StartupError(f"serving certificate: {err}") from None
     async with contextlib.AsyncExitStack() as stack:
         clients = _Clients()
         stack.push_async_callback(clients.close)
-        authenticator, authorizer = await _security(options, clients, serving, stack)
+        authenticator, authorizer = await _security(flags, clients, serving, stack)
         lister = await clients.get(options.kubeconfig)
         resolver = ResourceResolver(lister)
         await _overrides_served(compiled, resolver)
@@ -313,17 +315,17 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
                                         caches=caches.sizes, rules=reloader.state))
         ctx = ServerContext(
             telemetry=telemetry, authenticator=authenticator, authorizer=authorizer,
-            anonymous=options.anonymous_auth, groups=Groups(resource=compiled.resource is not None),
+            anonymous=flags.anonymous_auth, groups=Groups(resource=compiled.resource is not None),
             registry=lambda: discovery.snapshot,
             readiness={"metric-discovery": discovery.freshness,
                        "shutdown": lambda: (not stop.is_set(), "shutting down")},
-            version=_version_info(), max_inflight=options.max_inflight)
+            version=_version_info(), max_inflight=flags.max_inflight)
         app = build_app(ctx, services)
-        await _listen(app, options, serving, stack)
+        await _listen(app, flags, serving, stack)
         await stop.wait()
-        if options.shutdown_delay > 0:
+        if flags.shutdown_delay > 0:
             # Like kube-apiserver's --shutdown-delay-duration: /readyz fails at once, requests are
             # still served while endpoints and load balancers stop sending new ones.
-            _log.info("shutdown requested: not ready, serving for %gs more", options.shutdown_delay)
-            await asyncio.sleep(options.shutdown_delay)
+            _log.info("shutdown requested: not ready, serving for %gs more", flags.shutdown_delay)
+            await asyncio.sleep(flags.shutdown_delay)
         _log.info("shutting down")

@@ -26,7 +26,7 @@ def _args(flags: Mapping[str, Any]) -> argparse.Namespace:
     """The case's flags parsed by the adapter's own command line (every flag it has, not only the
     Prometheus ones). An unknown flag or a value argparse rejects is an error, never the
     SystemExit argparse raises for them, which would end the whole run."""
-    from adapter.server.options import build_parser
+    from adapter.options import build_parser
 
     parser = build_parser()
     parser.exit_on_error = False
@@ -112,7 +112,7 @@ def _tls_material() -> tuple[Any, Any]:
 
 def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     from adapter.prometheus.settings import PrometheusSettings
-    from adapter.server.options import options_from_args
+    from adapter.options import options_from_args
 
     data = case["input"]
     try:

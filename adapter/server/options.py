@@ -1,25 +1,29 @@
-"""Command-line flags of `python -m adapter` (serve), named like k8s.io/apiserver's and
-prometheus-adapter's, and their validation into a frozen `ServeOptions`.
+"""The server's own flags: secure serving and delegated authentication/authorization, named like
+k8s.io/apiserver's, and their validation into a frozen `ServingOptions`.
 
-Every flag error names the flag. Prometheus and discovery flags come from
-`adapter.prometheus.settings` (one definition, shared with tools).
+Every flag error names the flag (`OptionsError`). The binary's command line
+(`adapter.options`) adds these groups to its parser and nests the result as `ServeOptions.serving`.
 
-Non-goals: starting anything (adapter.app); reading files other than the CA bundles named here.
+Non-goals: whole-binary flags (the rule file, Kubernetes and Prometheus access, logging:
+`adapter.options`); starting anything (adapter.app); reading files other than the CA bundles
+named here.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapter.prometheus import settings as prom_settings
 from adapter.kube.authconfig import AuthMaterial
+from adapter.prometheus import settings as prom_settings
 from adapter.server.authz import DEFAULT_ALWAYS_ALLOW_PATHS
 
-__all__ = ["OptionsError", "ServeOptions", "build_parser", "options_from_args", "parse"]
+__all__ = [
+    "OptionsError", "ServingOptions", "add_auth_flags", "add_serving_flags", "duration_arg",
+    "serving_options_from_args",
+]
 
 
 class OptionsError(ValueError):
@@ -27,9 +31,7 @@ class OptionsError(ValueError):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ServeOptions:
-    config: Path
-    config_reload_interval: float
+class ServingOptions:
     bind_address: str
     secure_port: int
     max_inflight: int
@@ -41,7 +43,6 @@ class ServeOptions:
     tls_reload_interval: float
     service_name: str | None
     service_namespace: str | None
-    kubeconfig: str | None
     authentication_kubeconfig: str | None
     authorization_kubeconfig: str | None
     authn_flags: AuthMaterial
@@ -53,24 +54,14 @@ class ServeOptions:
     always_allow_paths: tuple[str, ...]
     insecure_disable_auth: bool
     anonymous_auth: bool
-    cache_sync_timeout: float
-    verbosity: int
-    prometheus: prom_settings.PrometheusSettings
-    discovery: prom_settings.DiscoverySettings
 
 
 def _csv(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m adapter", description=(
-        "Serve custom.metrics.k8s.io, external.metrics.k8s.io and metrics.k8s.io from Prometheus."))
-    parser.add_argument("--config", required=True, help="rule file (prometheus-adapter format)")
-    parser.add_argument("--config-reload-interval", default="10s",
-                        help="how often the rule file is checked for changes and reloaded live; 0 turns "
-                             "live reload off (extension)")
-    parser.add_argument("--v", type=int, default=0, help="log verbosity (0 info, 4+ debug)")
+def add_serving_flags(parser: argparse.ArgumentParser) -> None:
+    """The secure-serving flag group."""
     serving = parser.add_argument_group("Secure serving")
     serving.add_argument("--bind-address", default="0.0.0.0")
     serving.add_argument("--secure-port", type=int, default=6443)
@@ -89,17 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="Service name for the self-signed certificate's SANs (env SERVICE_NAME)")
     serving.add_argument("--service-namespace", default=os.environ.get("POD_NAMESPACE", ""),
                          help="Service namespace for the SANs (env POD_NAMESPACE)")
-    kube = parser.add_argument_group("Kubernetes")
-    kube.add_argument("--kubeconfig", "--lister-kubeconfig", dest="kubeconfig", default="",
-                      help="kubeconfig for reading objects; in-cluster configuration when empty")
-    kube.add_argument("--cache-sync-timeout", default="10s",
-                      help="how long a request waits for a watch cache's first list (extension)")
-    _add_auth_flags(parser)
-    prom_settings.add_flags(parser)
-    return parser
 
 
-def _add_auth_flags(parser: argparse.ArgumentParser) -> None:
+def add_auth_flags(parser: argparse.ArgumentParser) -> None:
+    """The delegated authentication and authorization flag groups, and --insecure-disable-auth."""
     authn = parser.add_argument_group("Delegated authentication")
     authn.add_argument("--authentication-kubeconfig", default="",
                        help="kubeconfig for TokenReview and the auth ConfigMap (default: --kubeconfig)")
@@ -140,7 +124,8 @@ def _read_ca(flag: str, path: str) -> bytes:
     return data
 
 
-def _duration(args: argparse.Namespace, name: str) -> float:
+def duration_arg(args: argparse.Namespace, name: str) -> float:
+    """The Go duration in `args.<name>` in seconds; a bad or negative one names its flag."""
     flag = "--" + name.replace("_", "-")
     try:
         value = prom_settings.parse_duration(getattr(args, name), flag=flag)
@@ -151,7 +136,8 @@ def _duration(args: argparse.Namespace, name: str) -> float:
     return value
 
 
-def options_from_args(args: argparse.Namespace) -> ServeOptions:
+def serving_options_from_args(args: argparse.Namespace, *, kubeconfig: str | None) -> ServingOptions:
+    """Validate the server's flags; the review kubeconfigs default to `kubeconfig` (--kubeconfig)."""
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         raise OptionsError("--tls-cert-file and --tls-private-key-file must be given together")
     if not 0 <= args.secure_port <= 65535:
@@ -160,11 +146,6 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
         raise OptionsError("--max-requests-inflight: must be at least 1")
     if args.auth_cache_size < 1:
         raise OptionsError("--auth-cache-size: must be at least 1")
-    try:
-        prometheus = prom_settings.settings_from_args(args)
-        discovery = prom_settings.discovery_settings_from_args(args)
-    except ValueError as err:
-        raise OptionsError(str(err)) from None
     flags = AuthMaterial(
         client_ca_pem=_read_ca("--client-ca-file", args.client_ca_file),
         requestheader_ca_pem=_read_ca("--requestheader-client-ca-file", args.requestheader_client_ca_file),
@@ -174,33 +155,23 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
         extra_prefixes=_csv(args.requestheader_extra_headers_prefix),
         uid_headers=_csv(args.requestheader_uid_headers),
     )
-    kubeconfig = args.kubeconfig or None
-    return ServeOptions(
-        config=Path(args.config), config_reload_interval=_duration(args, "config_reload_interval"),
+    return ServingOptions(
         bind_address=args.bind_address, secure_port=args.secure_port,
         max_inflight=args.max_requests_inflight,
-        shutdown_delay=_duration(args, "shutdown_delay_duration"),
+        shutdown_delay=duration_arg(args, "shutdown_delay_duration"),
         tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
         tls_key_file=Path(args.tls_private_key_file) if args.tls_private_key_file else None,
         cert_dir=Path(args.cert_dir), tls_min_version=args.tls_min_version,
-        tls_reload_interval=max(0.2, _duration(args, "tls_reload_interval")),
+        tls_reload_interval=max(0.2, duration_arg(args, "tls_reload_interval")),
         service_name=args.service_name or None, service_namespace=args.service_namespace or None,
-        kubeconfig=kubeconfig,
         authentication_kubeconfig=args.authentication_kubeconfig or kubeconfig,
         authorization_kubeconfig=args.authorization_kubeconfig or kubeconfig,
         authn_flags=flags, skip_lookup=args.authentication_skip_lookup,
-        token_cache_ttl=_duration(args, "authentication_token_webhook_cache_ttl"),
-        authorized_ttl=_duration(args, "authorization_webhook_cache_authorized_ttl"),
-        unauthorized_ttl=_duration(args, "authorization_webhook_cache_unauthorized_ttl"),
+        token_cache_ttl=duration_arg(args, "authentication_token_webhook_cache_ttl"),
+        authorized_ttl=duration_arg(args, "authorization_webhook_cache_authorized_ttl"),
+        unauthorized_ttl=duration_arg(args, "authorization_webhook_cache_unauthorized_ttl"),
         review_cache_size=args.auth_cache_size,
         always_allow_paths=_csv(args.authorization_always_allow_paths),
         insecure_disable_auth=args.insecure_disable_auth,
         anonymous_auth=args.anonymous_auth == "true",
-        cache_sync_timeout=max(0.1, _duration(args, "cache_sync_timeout")),
-        verbosity=args.v, prometheus=prometheus, discovery=discovery,
     )
-
-
-def parse(argv: Sequence[str]) -> ServeOptions:
-    """Parse and validate; argparse exits with status 2 on unknown flags (as pflag does)."""
-    return options_from_args(build_parser().parse_args(list(argv)))

@@ -3,7 +3,7 @@
 - `helm lint --strict` and `helm template` for every combination of adapter.enabled ×
   controller.enabled × controller.previewNativeHpas, each rendering exactly the parts switched on;
 - the rendered command lines parse with each binary's own flag parser (`controller.options`,
-  `adapter.server.options`) and carry the values given;
+  `adapter.options`) and carry the values given;
 - the controller pod is hardened like the adapter's and can never be selected by the adapter's
   Service; its RBAC is what the controller needs and no more;
 - the `helm test` Pod asks exactly the served group-versions with exactly that RBAC;
@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from adapter.server.options import parse as parse_adapter_flags
+from adapter.options import parse as parse_adapter_flags
 from controller.options import RunOptions
 from controller.options import parse as parse_controller_flags
 from tests.integration.chart.conftest import CHART, FULLNAME, NAMESPACE, REPO, Helm, Rendered
@@ -80,7 +80,7 @@ def test_each_switch_combination_lints_and_renders_its_parts(
     assert bool(rendered.all("APIService")) is adapter
     if adapter:
         options = parse_adapter_flags(list(rendered.container["args"]))
-        assert (options.service_name, options.service_namespace) == (FULLNAME, NAMESPACE)
+        assert (options.serving.service_name, options.serving.service_namespace) == (FULLNAME, NAMESPACE)
     if controller:
         assert _controller_options(rendered).preview_native_hpas is preview
         role = _controller_role(rendered)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from adapter.server.options import ServeOptions
-from adapter.server.options import parse as parse_serve_flags
+from adapter.options import ServeOptions
+from adapter.options import parse as parse_serve_flags
 from tests.integration.chart.conftest import CHART, FULLNAME, NAMESPACE, Rendered
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
@@ -84,8 +84,8 @@ def test_rendered_args_are_accepted_by_the_adapter(quick_render: Callable[..., R
                 if not path.startswith(SA_TOKEN_DIR):
                     assert _mounted(rendered, path), flag
     assert options.discovery.relist_interval == 60.0
-    assert options.secure_port == rendered.container["ports"][0]["containerPort"]
-    assert (options.service_name, options.service_namespace) == (FULLNAME, NAMESPACE)
+    assert options.serving.secure_port == rendered.container["ports"][0]["containerPort"]
+    assert (options.serving.service_name, options.serving.service_namespace) == (FULLNAME, NAMESPACE)
 
 
 def test_realistic_args(quick_render: Callable[..., Rendered]) -> None:
@@ -96,7 +96,7 @@ def test_realistic_args(quick_render: Callable[..., Rendered]) -> None:
     assert (options.discovery.relist_interval, options.discovery.max_age) == (120.0, 300.0)
     assert options.verbosity == 4
     # No --requestheader-*/--client-ca-file: they come from kube-system/extension-apiserver-authentication.
-    assert not options.skip_lookup and options.authn_flags.requestheader_ca_pem == b""
+    assert not options.serving.skip_lookup and options.serving.authn_flags.requestheader_ca_pem == b""
 
 
 def test_extra_arguments_reach_the_adapter(quick_render: Callable[..., Rendered]) -> None:
@@ -115,7 +115,7 @@ def test_pod_is_hardened_and_probed_over_https(quick_render: Callable[..., Rende
     assert container["resources"]["requests"]["cpu"] and container["resources"]["requests"]["memory"]
     for probe, path in (("livenessProbe", "/livez"), ("readinessProbe", "/readyz")):
         assert container[probe]["httpGet"] == {"path": path, "port": "https", "scheme": "HTTPS"}
-    assert "emptyDir" in _mounted(rendered, _parse(rendered).cert_dir.as_posix() + "/apiserver.crt")
+    assert "emptyDir" in _mounted(rendered, _parse(rendered).serving.cert_dir.as_posix() + "/apiserver.crt")
     assert pod["automountServiceAccountToken"] is True
     assert pod["serviceAccountName"] == FULLNAME
 
@@ -211,7 +211,7 @@ def test_prometheus_adapter_chart_values_carry_over(render: Callable[..., Render
     rendered = render(PROMETHEUS_ADAPTER_VALUES)
     options = _parse(rendered)
     assert options.prometheus.url == "http://prometheus.monitoring.svc:9090"
-    assert (options.verbosity, options.discovery.relist_interval, options.secure_port) == (4, 60.0, 6443)
+    assert (options.verbosity, options.discovery.relist_interval, options.serving.secure_port) == (4, 60.0, 6443)
     assert rendered.adapter["spec"]["replicas"] == 1
     assert FULLNAME not in rendered.names("PodDisruptionBudget")
     assert "v1beta1.custom.metrics.k8s.io" in rendered.names("APIService")

@@ -1,23 +1,26 @@
-"""Serve flags: Kubernetes-style names and defaults, errors that name the flag."""
+"""Serve flags (adapter.options, with the server's own in adapter.server.options): Kubernetes-style
+names and defaults, errors that name the flag."""
 
 import pytest
 
-from adapter.server.options import OptionsError, parse
+from adapter.options import OptionsError, parse
 
 
 def test_defaults_follow_k8s_apiserver(tmp_path):
     options = parse(["--config=rules.yaml"])
-    assert (options.secure_port, options.bind_address, options.tls_min_version) == (6443, "0.0.0.0", "VersionTLS12")
-    assert options.always_allow_paths == ("/healthz", "/readyz", "/livez")
-    assert (options.token_cache_ttl, options.authorized_ttl, options.unauthorized_ttl) == (10.0, 10.0, 10.0)
-    assert not options.insecure_disable_auth and not options.anonymous_auth and not options.skip_lookup
-    assert options.kubeconfig is None and options.authentication_kubeconfig is None
+    serving = options.serving
+    assert (serving.secure_port, serving.bind_address, serving.tls_min_version) == (6443, "0.0.0.0", "VersionTLS12")
+    assert serving.always_allow_paths == ("/healthz", "/readyz", "/livez")
+    assert (serving.token_cache_ttl, serving.authorized_ttl, serving.unauthorized_ttl) == (10.0, 10.0, 10.0)
+    assert not serving.insecure_disable_auth and not serving.anonymous_auth and not serving.skip_lookup
+    assert options.kubeconfig is None and serving.authentication_kubeconfig is None
     assert options.discovery.relist_interval == 600.0
 
 
 def test_auth_kubeconfigs_default_to_the_main_one():
     options = parse(["--config=r", "--kubeconfig=/k", "--authorization-kubeconfig=/z"])
-    assert (options.kubeconfig, options.authentication_kubeconfig, options.authorization_kubeconfig) == (
+    serving = options.serving
+    assert (options.kubeconfig, serving.authentication_kubeconfig, serving.authorization_kubeconfig) == (
         "/k", "/k", "/z")
 
 
@@ -28,12 +31,12 @@ def test_requestheader_flags(tmp_path):
                      "--requestheader-allowed-names=front-proxy-client, aggregator",
                      "--requestheader-username-headers=X-Remote-User", "--authorization-always-allow-paths=/healthz,/debug/*",
                      "--authorization-webhook-cache-authorized-ttl=5m", "--anonymous-auth=true"])
-    flags = options.authn_flags
+    flags = options.serving.authn_flags
     assert flags.requestheader_ca_pem.startswith(b"-----BEGIN") and flags.client_ca_pem == b""
     assert flags.allowed_names == ("front-proxy-client", "aggregator")
     assert flags.username_headers == ("X-Remote-User",)
-    assert options.always_allow_paths == ("/healthz", "/debug/*")
-    assert options.authorized_ttl == 300.0 and options.anonymous_auth
+    assert options.serving.always_allow_paths == ("/healthz", "/debug/*")
+    assert options.serving.authorized_ttl == 300.0 and options.serving.anonymous_auth
 
 
 @pytest.mark.parametrize("args, flag", [
