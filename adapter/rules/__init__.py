@@ -2,6 +2,8 @@
 
 `compile.compile_config(AdapterConfig) -> CompiledConfig` once at start; `query.render_*` per
 request (the only place request text meets PromQL); `lint.lint_config` for check-config warnings.
+`template_args` holds the metricsQuery arguments both compile and query use; `gotemplate` (with
+`gotemplate_exec`, `gotemplate_nodes`) and `goregex` reproduce Go's template and regexp behaviour.
 Pure: no I/O, no clock.
 """
 

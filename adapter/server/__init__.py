@@ -2,6 +2,7 @@
 
 Modules: `routes` (the route table, `build_app`), `middleware` (errors → Status, auth,
 negotiation), `serving` (TLS contexts, certificate reload), `authn`/`authz`/`requestinfo`
-(delegated authentication and authorization), `discovery_docs`, `telemetry` (/metrics),
-`handlers/*` (one module per concern), `render_metrics` (metric bodies).
+(delegated authentication and authorization), `options` (the serving and auth flags),
+`discovery_docs`, `telemetry` (/metrics), `handlers/*` (one module per concern), `params` (their
+query parameters), `render_metrics` (metric bodies).
 """
