@@ -84,3 +84,26 @@ def test_two_replicas_one_writer_and_failover_within_the_lease(controller_stack:
     time.sleep(2 * SYNC)
     assert scale_writes(a) == 2 and scale_writes(b) == 1, "each change written exactly once"
     assert controller_stack.replicas(ns, "web") == 5
+
+
+@pytest.mark.timeout(60)
+def test_sigterm_releases_the_lease_so_the_standby_takes_over_at_once(controller_stack: ControllerStack,
+                                                                      ns: str) -> None:
+    controller_stack.set_queue(ns, "orders", 20)
+    controller_stack.apply(deployment(ns, "web", replicas=1))
+    controller_stack.wait_external(ns, "orders", 20)
+    controller_stack.apply(promautoscaler(ns, "web", target=TARGET, metrics=[external_metric("orders", "10")]))
+    a = controller_stack.controller(ns, *FAST_FLAGS, *LEASE, name="a")
+    wait_until(lambda: controller_stack.replicas(ns, "web") == 2, timeout=4 * SYNC, what="a scaled to 2")
+    holder = _lease_holder(controller_stack, ns)
+    b = controller_stack.controller(ns, *FAST_FLAGS, *LEASE, name="b")
+    time.sleep(2.5)  # b is a follower that has seen a renew
+    stopping_at = time.monotonic()
+    assert a.stop() == 0, a.log_tail()
+    wait_until(lambda: _lease_holder(controller_stack, ns) not in ("", holder), timeout=10, interval=0.1,
+               what="b holding the Lease")
+    took = time.monotonic() - stopping_at
+    assert took <= 2.2 + 1.5, f"takeover after SIGTERM took {took:.1f} s (one jittered 1 s retry + shutdown)"
+    controller_stack.set_queue(ns, "orders", 30)
+    wait_until(lambda: controller_stack.replicas(ns, "web") == 3, timeout=5 * SYNC, what="b scaled to 3")
+    assert scale_writes(a) == 1 and scale_writes(b) == 1
