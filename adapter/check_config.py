@@ -248,7 +248,7 @@ def _rejection(rule: CompiledRule, name: str) -> str:
 
 def _live(compiled: CompiledConfig, args: argparse.Namespace, *, max_age: float, timeout: float,
           headers: tuple[tuple[str, str], ...]) -> int:
-    from adapter import _check_config_live as live  # the I/O edge (prometheus-api-client)
+    from adapter import check_config_live as live  # the I/O edge (prometheus-api-client)
 
     print(f"\nQuerying {args.prometheus_url} for series seen in the last {args.metrics_max_age}:")
     conn = live.Connection(
