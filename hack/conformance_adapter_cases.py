@@ -39,7 +39,7 @@ class Result:
     got: Any
 
 
-def _result(expected: Any, got: Any) -> Result:
+def judge(expected: Any, got: Any) -> Result:
     """The verdict under the vocabulary's comparison rules (conformance_adapter_compare.matches)."""
     return Result(matches(expected, got), expected, got)
 
@@ -59,7 +59,7 @@ def _strip_comments(value: Any) -> Any:
     return value
 
 
-def _compile(doc: Mapping[str, Any], table: ResourceTable = DEFAULT_TABLE) -> CompiledConfig:
+def compile_case(doc: Mapping[str, Any], table: ResourceTable = DEFAULT_TABLE) -> CompiledConfig:
     return compile_config(parse_config(json.dumps(_strip_comments(doc)), source="case"), table=table)
 
 
@@ -106,7 +106,7 @@ def _build(case: Mapping[str, Any], *, external: bool) -> Result:
             )  # fmt: skip
     except (gotemplate.TemplateError, query.QueryError, ValueError) as err:
         return _errored(expected, str(err), wanted=expected.get("query"))
-    return _result(expected.get("query"), str(got)) if not expected.get("error") else Result(
+    return judge(expected.get("query"), str(got)) if not expected.get("error") else Result(
         False, expected["error"], str(got))
 
 
@@ -122,20 +122,20 @@ def check_series_filter(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
     rule = {"seriesQuery": "up", **case["rule"]}
     expected = case["expected"]
     try:
-        compiled = _compile({"rules": [rule]}).custom[0]
+        compiled = compile_case({"rules": [rule]}).custom[0]
     except ConfigError as err:
         return _errored(expected, str(err), wanted=expected)
     if expected.get("error"):
         return Result(False, expected["error"], "loaded without error")
     got = {name: compiled.accepts_series(name) for name in case["input"]["names"]}
-    return _result(expected["matches"], got)
+    return judge(expected["matches"], got)
 
 
 def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     rule = {"seriesQuery": "up", **case["rule"]}
     expected = case["expected"]
     try:
-        compiled = _compile({"rules": [rule]}).custom[0]
+        compiled = compile_case({"rules": [rule]}).custom[0]
     except ConfigError as err:
         return _errored(expected, str(err), wanted=expected.get("metric_name"))
     name = case["input"]["series_name"]
@@ -146,7 +146,7 @@ def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result
         return _errored(expected, error, wanted=expected.get("metric_name"), shown=error)
     if expected.get("error"):
         return Result(False, expected["error"], got)
-    return _result(expected.get("metric_name"), got)
+    return judge(expected.get("metric_name"), got)
 
 
 def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -155,9 +155,9 @@ def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> 
     success = expected.get("success")  # True: must load; False: must be refused (any message)
     try:
         if "rule" in case:
-            _served(_compile({"rules": [case["rule"]]}), case.get("input", {}).get("cluster_has_resource"))
+            _served(compile_case({"rules": [case["rule"]]}), case.get("input", {}).get("cluster_has_resource"))
         elif "config" in case or "config" in case.get("input", {}):
-            _compile(case.get("config") or case["input"]["config"])
+            compile_case(case.get("config") or case["input"]["config"])
         elif isinstance(case.get("input", {}).get("yaml"), str):
             compile_config(parse_config(case["input"]["yaml"], source="case.yaml"))
         else:
@@ -226,7 +226,7 @@ def _set_series(rules: Sequence[CompiledRule], series_per_rule: Sequence[Sequenc
 
 def check_registry_query(case: Mapping[str, Any], fixtures: Mapping[str, Any], *, setup: Mapping[str, Any]) -> Result:
     table = _table(fixtures, setup.get("rest_mapper_fixture"))
-    compiled = _compile({"rules": fixtures[setup["config_fixture"]]["rules"]}, table)
+    compiled = compile_case({"rules": fixtures[setup["config_fixture"]]["rules"]}, table)
     info = _set_series(compiled.custom, setup["series_per_rule"])
     data, expected = case["input"], case["expected"]
     gr = data["metric_info"]["group_resource"]
@@ -243,10 +243,10 @@ def check_registry_query(case: Mapping[str, Any], fixtures: Mapping[str, Any], *
             metric_selector=parse_selector(data.get("metric_selector", "")),
         )  # fmt: skip
     except query.QueryError as err:
-        return _result({"found": expected["found"]}, {"found": False, "error": str(err)})
+        return judge({"found": expected["found"]}, {"found": False, "error": str(err)})
     if not expected["found"]:
         return Result(False, {"found": False}, {"found": True, "query": got})
-    return _result(expected.get("query"), str(got))
+    return judge(expected.get("query"), str(got))
 
 
 def _not_found(expected: Mapping[str, Any], resource: GroupResource, metric: str) -> Result:
@@ -258,7 +258,7 @@ def _not_found(expected: Mapping[str, Any], resource: GroupResource, metric: str
         body = MetricNotFound.for_resource(str(resource), metric).to_dict()
         want["http"] = expected["http"]
         got["http"] = {k: body[k] for k in expected["http"] if k in body}
-    return _result(want, got)
+    return judge(want, got)
 
 
 def _discover(compiled: CompiledConfig, series: Sequence[Mapping[str, str]]) -> Any:
@@ -271,16 +271,16 @@ def check_discovery_semantics(case: Mapping[str, Any], fixtures: Mapping[str, An
     """The metrics one relist registers from the case's series: before it (nothing) and after."""
     setup = case.get("setup", {})
     rules = [case["rule"]] if "rule" in case else fixtures[setup["config_fixture"]]["rules"]
-    compiled = _compile({"rules": rules}, _table(fixtures, setup.get("rest_mapper_fixture")))
+    compiled = compile_case({"rules": rules}, _table(fixtures, setup.get("rest_mapper_fixture")))
     from hack.conformance_adapter_flags import relisted
 
     before, after = relisted(compiled, case["input"]["discovered_series"])
-    return _result(case["expected"], {"before_relist": before, "metrics_unordered": after,
+    return judge(case["expected"], {"before_relist": before, "metrics_unordered": after,
                                       "after_relist_unordered": after})
 
 
 def check_discovery_list(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    compiled = _compile({"rules": [case["rule"]]})
+    compiled = compile_case({"rules": [case["rule"]]})
     registry = _discover(compiled, case["input"]["discovered_series"])
     from adapter.server.discovery_docs import custom_resources
 
@@ -295,19 +295,19 @@ def check_discovery_list(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
         got["discovery_unordered"] = got.pop("discovery")
     if isinstance(expected.get("discovery_resource_names"), list):
         expected["discovery_resource_names"] = sorted(expected["discovery_resource_names"])
-    return _result(expected, got)
+    return judge(expected, got)
 
 
 # --- requests -> PromQL ---------------------------------------------------------------------
 
 
-def _discovered(case: Mapping[str, Any], rule: CompiledRule) -> list[dict[str, str]]:
+def case_series(case: Mapping[str, Any], rule: CompiledRule) -> list[dict[str, str]]:
     """The case's discovered series, else one inferred from the rule's seriesQuery."""
     series = case.get("input", {}).get("discovered_series")
-    return [dict(s) for s in series] if series else [_series_from_rule(rule)]
+    return [dict(s) for s in series] if series else [series_from_rule(rule)]
 
 
-def _series_from_rule(rule: CompiledRule) -> dict[str, str]:
+def series_from_rule(rule: CompiledRule) -> dict[str, str]:
     """A series the rule's seriesQuery would return: its metric name plus every mapped label."""
     match = re.search(r'^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)|__name__\s*=~?\s*"\^?([a-zA-Z_:][a-zA-Z0-9_:]*)\$?"',
                       rule.series_query)
@@ -330,9 +330,9 @@ def _parse_http(text: str) -> tuple[list[str], dict[str, str]]:
 
 
 def check_custom_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    compiled = _compile({"rules": [case["rule"]]})
+    compiled = compile_case({"rules": [case["rule"]]})
     rule = compiled.custom[0]
-    registry = _discover(compiled, _discovered(case, rule))
+    registry = _discover(compiled, case_series(case, rule))
     path, params = _parse_http(case["input"]["http"])
     rest = path[3:]  # apis, group, version
     if rest[:1] == ["namespaces"] and len(rest) == 4 and rest[2] == "metrics":
@@ -355,13 +355,13 @@ def check_custom_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
                     "name": name, "namespace": namespace or ""}
         if resolved != expected["resolved_request"]:
             return Result(False, expected["resolved_request"], resolved)
-    return _result(expected["query"], str(got))
+    return judge(expected["query"], str(got))
 
 
 def check_external_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    compiled = _compile({"externalRules": [case["rule"]]})
+    compiled = compile_case({"externalRules": [case["rule"]]})
     rule = compiled.external[0]
-    registry = _discover(compiled, _discovered(case, rule))
+    registry = _discover(compiled, case_series(case, rule))
     path, params = _parse_http(case["input"]["http"])
     namespace, metric = path[4], path[5]
     entry = registry.lookup_external(metric)
@@ -376,19 +376,19 @@ def check_external_request(case: Mapping[str, Any], fixtures: Mapping[str, Any])
         entries = [e for e in external_resources(registry.external_metrics()) if e["name"] == metric]
         if entries != [expected["discovery_entry"]]:
             return Result(False, [expected["discovery_entry"]], entries)
-    return _result(expected["query"], str(got))
+    return judge(expected["query"], str(got))
 
 
 def check_resource_query(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     fixture = fixtures[case["setup"]["config_fixture"]]
-    compiled = _compile({"resourceRules": fixture["resourceRules"]})
+    compiled = compile_case({"resourceRules": fixture["resourceRules"]})
     assert compiled.resource is not None
     data = case["input"]
     resource, level_text = data["rule"].split(".")
     level = "node" if level_text == "nodeQuery" else "container"
     got = query.render_resource(compiled.resource, resource=resource, level=level,  # type: ignore[arg-type]
                                 namespace=data.get("namespace") or None, names=data["names"])
-    return _result(case["expected"]["query"], str(got))
+    return judge(case["expected"]["query"], str(got))
 
 
 def _with_setup(checker: Callable[..., Result]) -> Callable[[Mapping[str, Any], Mapping[str, Any]], Result]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from hack.conformance_adapter_cases import Result, Unsupported, _result
+from hack.conformance_adapter_cases import Result, Unsupported, judge
 
 __all__ = ["CHECKERS", "check_client_call"]
 
@@ -32,7 +32,7 @@ async def _recorded_call(case: Mapping[str, Any]) -> tuple[str, str, list[tuple[
     from aiohttp.test_utils import TestServer
 
     from adapter.prometheus.client import PrometheusClient
-    from hack.conformance_adapter_flags import _args
+    from hack.conformance_adapter_flags import parsed_flags
     from adapter.prometheus.settings import settings_from_args
 
     data = case["input"]
@@ -51,7 +51,7 @@ async def _recorded_call(case: Mapping[str, Any]) -> tuple[str, str, list[tuple[
     given = urlsplit(str(flags.get("--prometheus-url") or "http://localhost:9090"))
     async with TestServer(app, host="127.0.0.1") as server:
         local = urlunsplit(("http", f"127.0.0.1:{server.port}", given.path, given.query, ""))
-        settings = settings_from_args(_args({**flags, "--prometheus-url": local}))
+        settings = settings_from_args(parsed_flags({**flags, "--prometheus-url": local}))
         client = PrometheusClient(settings)
         await client.start()
         try:
@@ -92,7 +92,7 @@ def check_client_call(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> R
     want = {k: v for k, v in case["expected"].items() if k in got}
     if isinstance(want.get("request_url"), str):
         want["request_url"] = _canonical(want["request_url"])
-    return _result(want, got)
+    return judge(want, got)
 
 
 def _canonical(url: str) -> str:

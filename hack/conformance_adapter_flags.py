@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from adapter.prometheus.fake import FakePrometheus
-from hack.conformance_adapter_cases import Result, _compile, _result
+from hack.conformance_adapter_cases import Result, compile_case, judge
 
 
 class UnknownFlag(ValueError):
     """A flag the adapter does not have: it refuses to start (pflag: `unknown flag: --x`)."""
 
 
-def _args(flags: Mapping[str, Any]) -> argparse.Namespace:
+def parsed_flags(flags: Mapping[str, Any]) -> argparse.Namespace:
     """The case's flags parsed by the adapter's own command line (every flag it has, not only the
     Prometheus ones). An unknown flag or a value argparse rejects is an error, never the
     SystemExit argparse raises for them, which would end the whole run."""
@@ -53,21 +53,21 @@ def _args(flags: Mapping[str, Any]) -> argparse.Namespace:
 def check_headers(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     from adapter.prometheus.settings import settings_from_args
 
-    settings = settings_from_args(_args(case["input"]))
+    settings = settings_from_args(parsed_flags(case["input"]))
     got: dict[str, list[str]] = {}
     for key, value in settings.headers:
         got.setdefault(key, []).append(value)
-    return _result(case["expected"]["http_headers"], got)
+    return judge(case["expected"]["http_headers"], got)
 
 
 def check_auth(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     from adapter.prometheus.settings import SettingsError, settings_from_args
 
     try:
-        settings_from_args(_args(case["input"]))
+        settings_from_args(parsed_flags(case["input"]))
     except SettingsError as err:
-        return _result(case["expected"], {"success": False, "error": str(err)})
-    return _result(case["expected"], {"success": True})
+        return judge(case["expected"], {"success": False, "error": str(err)})
+    return judge(case["expected"], {"success": True})
 
 
 def check_tls(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -99,7 +99,7 @@ def check_tls(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     got = {"success": True, "client_certificates_present": bool(paths.get("--prometheus-client-tls-cert-file")),
            "min_tls_version": ("1.2" if context.minimum_version >= ssl.TLSVersion.TLSv1_2
                                else str(context.minimum_version))}
-    return _result(case["expected"], got)
+    return judge(case["expected"], got)
 
 
 @functools.cache
@@ -118,7 +118,7 @@ def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Res
     try:
         if "--prometheus-verb" in data:
             PrometheusSettings(verb=data["--prometheus-verb"])
-        options_from_args(_args(data))  # the adapter's own start-up validation of every flag
+        options_from_args(parsed_flags(data))  # the adapter's own start-up validation of every flag
     except (ValueError, argparse.ArgumentError) as err:
         fatal = case["expected"].get("fatal_error") or ""
         value = re.findall(r'"([A-Z]+)"', fatal)[:1]
@@ -137,8 +137,8 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     from adapter.prometheus.settings import discovery_settings_from_args
 
     setup = case.get("setup", {})
-    compiled = _compile(setup.get("config") or {"rules": [case.get("rule", {})]})
-    settings = discovery_settings_from_args(_args(setup.get("flags", {})))
+    compiled = compile_case(setup.get("config") or {"rules": [case.get("rule", {})]})
+    settings = discovery_settings_from_args(parsed_flags(setup.get("flags", {})))
     data = case.get("input", {})
     now = data.get("now_unix_ms", 1_700_000_000_000) / 1000.0
     series = [dict(s) for s in data.get("discovered_series", [])]
@@ -156,7 +156,7 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
                             "no_end_param": False},
            "prometheus_series_calls": len(prom.series_calls), "before_relist": before,
            "after_relist_unordered": _metric_infos(discovery.snapshot)}
-    return _result({k: v for k, v in case["expected"].items() if k in got}, got)
+    return judge({k: v for k, v in case["expected"].items() if k in got}, got)
 
 
 def relisted(compiled: Any, series: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -183,7 +183,7 @@ def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
     listing is the snapshot: listing never calls Prometheus, only a relist does."""
     from adapter.discovery.relist import Discovery
 
-    compiled = _compile({"externalRules": [{"seriesQuery": "queue_depth", "metricsQuery": "queue_depth"}]})
+    compiled = compile_case({"externalRules": [{"seriesQuery": "queue_depth", "metricsQuery": "queue_depth"}]})
     prom = FakePrometheus(series_by_matcher={"queue_depth": [{"__name__": "queue_depth"}]})
     discovery = Discovery(prom, compiled, interval=60.0, clock=lambda: 1000.0)
     before = discovery.snapshot
@@ -198,17 +198,17 @@ def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
            "inner_calls_after_second_list": len(prom.series_calls)}
     if "rule" in case or "discovered_series" in case.get("input", {}):
         got.update(_external_discovery(case))
-    return _result(case["expected"], got)
+    return judge(case["expected"], got)
 
 
 def _external_discovery(case: Mapping[str, Any]) -> dict[str, Any]:
     """The external APIResourceList the case's rule and discovered series give."""
     from adapter.discovery.registry import build_registry
     from adapter.server.discovery_docs import external_resources
-    from hack.conformance_adapter_cases import _discovered
+    from hack.conformance_adapter_cases import case_series
 
-    compiled = _compile({"externalRules": [case.get("rule") or {"seriesQuery": "up", "metricsQuery": "up"}]})
-    registry = build_registry(compiled, {compiled.external[0].series_query: _discovered(case, compiled.external[0])})
+    compiled = compile_case({"externalRules": [case.get("rule") or {"seriesQuery": "up", "metricsQuery": "up"}]})
+    registry = build_registry(compiled, {compiled.external[0].series_query: case_series(case, compiled.external[0])})
     resources = external_resources(registry.external_metrics())
     names = [r["name"] for r in resources]
     return {"discovery": [{"name": r["name"], "namespaced": r["namespaced"]} for r in resources],

@@ -18,7 +18,7 @@ from kubecommon.kube.objects import KubeObject
 from adapter.prometheus.api import Sample
 from adapter.prometheus.fake import FakePrometheus
 from adapter.rules.compile import CompiledConfig
-from hack.conformance_adapter_cases import Result, _compile, _result, _series_from_rule
+from hack.conformance_adapter_cases import Result, compile_case, judge, series_from_rule
 from kubecommon import status
 from kubecommon.quantity import format_milli, milli_from_float
 
@@ -49,7 +49,7 @@ def check_quantity(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
         got = format_milli(milli_from_float(value))
     else:
         raise ValueError(f"unknown api_path {api!r} (custom, external, resource.cpu, resource.memory)")
-    return _result(case["expected"]["quantity"], got)
+    return judge(case["expected"]["quantity"], got)
 
 
 def _parse_http(text: str) -> tuple[str, dict[str, str]]:
@@ -77,8 +77,8 @@ def _want_status(expected: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _custom_setup(case: Mapping[str, Any]) -> tuple[CompiledConfig, Any]:
-    compiled = _compile({"rules": [case.get("rule", _DEFAULT_RULE)]})
-    registry = build_registry(compiled, {compiled.custom[0].series_query: [_series_from_rule(compiled.custom[0])]})
+    compiled = compile_case({"rules": [case.get("rule", _DEFAULT_RULE)]})
+    registry = build_registry(compiled, {compiled.custom[0].series_query: [series_from_rule(compiled.custom[0])]})
     return compiled, registry
 
 
@@ -120,7 +120,7 @@ def check_custom_errors(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
     try:
         got = _custom_call(case, prom, objects)
     except status.StatusError as err:
-        return _result(_want_status(expected), _status(err))
+        return judge(_want_status(expected), _status(err))
     return Result(False, _want_status(expected), f"200 with {got}")
 
 
@@ -170,7 +170,7 @@ def check_custom_response(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
         item["timestamp"] = "<ts>"  # the adapter's clock at response time, upstream's too
     got = {"status": 200, "body": body, "values": [i["value"] for i in body["items"]],
            "items_described_object_names": [i["describedObject"]["name"] for i in body["items"]]}
-    return _result(want, got)
+    return judge(want, got)
 
 
 def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -181,8 +181,8 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     data, expected = case["input"], case["expected"]
     rule = case.get("rule", {"seriesQuery": "queue_depth", "metricsQuery": "sum(<<.Series>>{<<.LabelMatchers>>})",
                              "resources": {"namespaced": False}})
-    compiled = _compile({"externalRules": [rule]})
-    registry = build_registry(compiled, {compiled.external[0].series_query: [_series_from_rule(compiled.external[0])]})
+    compiled = compile_case({"externalRules": [rule]})
+    registry = build_registry(compiled, {compiled.external[0].series_query: [series_from_rule(compiled.external[0])]})
     result = data.get("prometheus_result", {"result": []})
     prom = FakePrometheus(queries=_Always(_decoded(result)))
     default_http = "GET /apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_depth"
@@ -191,9 +191,9 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
         request = parse_path(path.split("/", 4)[4], params.get("labelSelector"))
         got = asyncio.run(ExternalMetricsService(registry=lambda: registry, prometheus=prom).get(request))
     except status.StatusError as err:
-        return _result(_want_status(expected), _status(err))
+        return judge(_want_status(expected), _status(err))
     body = render_metrics.render_external(got)
-    return _result({k: v for k, v in expected.items() if k in ("status", "items", "values", "reason", "message")},
+    return judge({k: v for k, v in expected.items() if k in ("status", "items", "values", "reason", "message")},
                    {"status": 200, "items": body["items"], "values": [i["value"] for i in body["items"]]})
 
 
@@ -223,7 +223,7 @@ def check_routing(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resul
     try:
         request = parse_path(path.split("/", 4)[4], params.get("labelSelector"), params.get("metricLabelSelector"))
     except status.StatusError as err:
-        return _result(_want_status(case["expected"]), _status(err))
+        return judge(_want_status(case["expected"]), _status(err))
     got: dict[str, Any] = {"op": "by_selector" if request.name is None else "by_name",
                            "group_resource": str(request.resource), "namespace": request.namespace or "",
                            "namespaced": request.namespace is not None}
@@ -234,7 +234,7 @@ def check_routing(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resul
     got["metric"] = request.metric
     if "metric_selector" in case["expected"]:
         got["metric_selector"] = str(request.metric_selector)
-    return _result(case["expected"], got)
+    return judge(case["expected"], got)
 
 
 def _resource_service(case: Mapping[str, Any], fixtures: Mapping[str, Any], prom: FakePrometheus,
@@ -242,7 +242,7 @@ def _resource_service(case: Mapping[str, Any], fixtures: Mapping[str, Any], prom
     from adapter.services.resource_metrics import ResourceMetricsService
 
     fixture = case["setup"]["config_fixture"].split(" ")[0]
-    compiled = _compile({"resourceRules": fixtures[fixture]["resourceRules"]})
+    compiled = compile_case({"resourceRules": fixtures[fixture]["resourceRules"]})
     assert compiled.resource is not None
     return ResourceMetricsService(rules=compiled.resource, prometheus=prom, objects=objects, clock=lambda: 0.0)
 
@@ -258,7 +258,7 @@ def check_resource_pods(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
     result = asyncio.run(service.list_pods(None, ResourceQuery()))
     got = sorted((_pod_view(p) for p in result.items), key=lambda p: (p["namespace"], p["name"]))
     issued = sorted({q for q, _ in prom.query_calls})
-    return _result(_sorted_metrics(expected, ("pod_metrics_in_input_order", "pod_metrics")),
+    return judge(_sorted_metrics(expected, ("pod_metrics_in_input_order", "pod_metrics")),
                    {"queries_issued_unordered": issued, "pod_metrics_in_input_order": got, "pod_metrics": got})
 
 
@@ -300,7 +300,7 @@ def check_resource_nodes(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     got = sorted(({"name": n.name, "timestamp_ms": round(n.timestamp * 1000), "window": _window(n.window_seconds),
                    "usage": {k: str(v) for k, v in n.usage.items()}} for n in result.items), key=lambda n: n["name"])
     issued = sorted({q for q, _ in prom.query_calls})
-    return _result(_sorted_metrics(expected, ("node_metrics_in_input_order", "node_metrics")),
+    return judge(_sorted_metrics(expected, ("node_metrics_in_input_order", "node_metrics")),
                    {"queries_issued_unordered": issued, "node_metrics_in_input_order": got, "node_metrics": got})
 
 
