@@ -115,7 +115,7 @@ def check(case: Json) -> list[str]:
     return problems
 
 
-def _outcome(case: Any, index: int, seen: set[str]) -> tuple[str, str, str]:
+def case_outcome(case: Any, index: int, seen: set[str]) -> tuple[str, str, str]:
     """(verdict, case id, detail) for one case; never raises."""
     cid = case.get("id") if isinstance(case, dict) else None
     if not isinstance(cid, str) or not cid:
@@ -157,7 +157,7 @@ def run(path: Path) -> int:
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     seen: set[str] = set()
     for index, case in enumerate(cases):
-        verdict, cid, detail = _outcome(case, index, seen)
+        verdict, cid, detail = case_outcome(case, index, seen)
         counts[verdict] += 1
         print(f"{verdict} {cid}: {detail}" if detail else f"{verdict} {cid}")
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")

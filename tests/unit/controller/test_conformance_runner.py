@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hack.conformance_controller import _outcome, run
+from hack.conformance_controller import case_outcome, run
 from hack.conformance_controller_reconcile import reconcile
 from tests import paths
 
@@ -217,7 +217,7 @@ def test_no_input_makes_the_runner_crash_or_pass_by_accident(data: st.DataObject
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = data.draw(JSON_VALUES)
-    verdict, cid, detail = _outcome(case, 0, set())
+    verdict, cid, detail = case_outcome(case, 0, set())
     assert verdict in ("PASS", "FAIL", "SKIP")
     assert verdict != "FAIL" or detail.startswith("expected ")
 
@@ -261,7 +261,7 @@ def test_feeding_back_the_written_status_avoids_a_second_write() -> None:
                                                              "current": {"value": "8600m"}}}],
     }  # fmt: skip
     case = {"id": "avoid-update", "kind": "controller_reconcile", "inputs": inputs, "expected": {"status_update": False}}
-    assert _outcome(case, 0, set()) == ("PASS", "avoid-update", "")  # the selector is a known field
+    assert case_outcome(case, 0, set()) == ("PASS", "avoid-update", "")  # the selector is a known field
     inputs["hpa"]["status"]["currentMetrics"][0]["external"]["current"]["value"] = "8601m"
     assert reconcile(inputs)["status_update"] is True
 
@@ -272,4 +272,4 @@ def test_rate_limit_cases_without_effective_rules_apply_the_api_defaults_themsel
     cases = [copy.deepcopy(c) for c in PUBLIC if c["kind"] == "behavior_rate_limit"]
     for case in cases:
         del case["inputs"]["scale_up_rules_effective"], case["inputs"]["scale_down_rules_effective"]
-    assert cases and [_outcome(c, 0, set())[0] for c in cases] == ["PASS"] * len(cases)
+    assert cases and [case_outcome(c, 0, set())[0] for c in cases] == ["PASS"] * len(cases)
