@@ -1,5 +1,6 @@
-# The image the Helm chart runs: the adapter's console script as an unprivileged user on a
-# read-only root filesystem (the chart mounts an emptyDir for --cert-dir).
+# The image the Helm chart runs for both components, as an unprivileged user on a read-only root
+# filesystem: the entrypoint is the adapter (the chart mounts an emptyDir for --cert-dir); the
+# controller's Deployment sets `command: [prom-autoscaler-controller, run]`.
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
