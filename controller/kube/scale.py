@@ -9,7 +9,8 @@ mapping went stale: discovery is refreshed once and the call retried. Writes are
 returns at once when it already has the wanted replicas, and otherwise retries with the fresh
 resourceVersion (client-go `retry.DefaultRetry`: 5 attempts ~10 ms apart, jittered).
 
-Non-goals: caching scales (each sync reads fresh), choosing what to write.
+Non-goals: caching scales (each call reads fresh; `controller.kube.scale_cache` answers reads
+from watch caches and falls back to this client), choosing what to write.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ class KubeScaleClient:
 
     async def get(self, namespace: str, ref: TargetRef) -> ScaleInfo:
         return await self._on_first_mapping(ref, lambda info: self._get(info, namespace, ref.name))
+
+    async def mapping(self, ref: TargetRef) -> ResourceInfo:
+        """The resource `get` tries first for `ref` (the asked version when it serves the kind's
+        scale, else the preferred). Raises `UnknownKind` like `get`."""
+        return (await self._mappings(ref))[0]
 
     async def update(self, namespace: str, ref: TargetRef, replicas: int, scale: ScaleInfo) -> ScaleInfo:
         current = scale
