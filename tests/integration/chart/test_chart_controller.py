@@ -205,7 +205,11 @@ def test_controller_rbac_is_what_it_needs(quick_render: Callable[..., Rendered])
               ("events.k8s.io", "events", ("create", "patch")),
               *((g, "pods", ("get", "list")) for g in METRICS_GROUPS),
               *(("apps", f"{r}/scale", ("get", "update")) for r in ("deployments", "statefulsets", "replicasets")),
-              ("argoproj.io", "rollouts/scale", ("get", "update"))]
+              ("argoproj.io", "rollouts/scale", ("get", "update")),
+              # scales read from watch caches of the target kinds, and a custom kind's CRD for its paths
+              *(("apps", r, ("list", "watch")) for r in ("deployments", "statefulsets", "replicasets")),
+              ("argoproj.io", "rollouts", ("list", "watch")),
+              ("apiextensions.k8s.io", "customresourcedefinitions", ("list", "watch"))]
     for group, resource, verbs in wanted:
         for verb in verbs:
             assert _grants(role, group, resource, verb), (group, resource, verb)
@@ -215,6 +219,9 @@ def test_controller_rbac_is_what_it_needs(quick_render: Callable[..., Rendered])
                                   ("autoscaling", "horizontalpodautoscalers", "update")):
         assert not _grants(role, group, resource, verb), (group, resource, verb)
     assert all("*" not in rule["verbs"] for rule in role["rules"])
+    assert not _grants(role, "apps", "deployments", "get") and not _grants(role, "apps", "deployments", "patch")
+    builtin_only = _controller_role(quick_render({}))
+    assert not _grants(builtin_only, "apiextensions.k8s.io", "customresourcedefinitions", "list")
     # Native HPAs are read for the conflict guard unless turned off (then only with the preview).
     assert _grants(role, "autoscaling", "horizontalpodautoscalers", "watch")
     blind = _controller_role(quick_render({"controller": {"rbac": {"readNativeHpas": False}}}))
