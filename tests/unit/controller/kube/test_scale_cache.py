@@ -96,14 +96,14 @@ async def test_the_cache_follows_changes_made_by_others(server, scales):
     assert (await scales.get("shop", WEB)).spec_replicas == 7
 
 
-@pytest.mark.parametrize(("setup", "ref"), [
+@pytest.mark.parametrize(("setup", "ref", "warnings"), [
     pytest.param(lambda s: s.put(GADGETS, {"metadata": {"name": "g", "namespace": "shop"}, "spec": {"size": 1}}),
-                 TargetRef(api_version="example.com/v1", kind="Gadget", name="g"), id="crd-without-scale-paths"),
-    pytest.param(lambda s: s.forbidden.add(DEPLOYS), WEB, id="list-forbidden"),
+                 TargetRef(api_version="example.com/v1", kind="Gadget", name="g"), 0, id="crd-without-scale-paths"),
+    pytest.param(lambda s: s.forbidden.add(DEPLOYS), WEB, 1, id="list-forbidden-logged-once"),
     pytest.param(lambda s: s.forbidden.add(CRDS), TargetRef(api_version="example.com/v1", kind="Widget", name="w"),
-                 id="crd-list-forbidden"),
+                 1, id="crd-list-forbidden-logged-once"),
 ])
-async def test_what_the_cache_cannot_answer_is_read_with_get(server, scales, setup, ref):
+async def test_what_the_cache_cannot_answer_is_read_with_get(server, scales, caplog, setup, ref, warnings):
     server.put(CRDS, crd("widgets", "Widget"))
     server.put(CRDS, crd("gadgets", "Gadget", scale=False))
     server.put(DEPLOYS, workload("web", 3))
@@ -115,6 +115,7 @@ async def test_what_the_cache_cannot_answer_is_read_with_get(server, scales, set
     assert scale.spec_replicas in (1, 2, 3)
     assert scales.reads_cached == 0 and scales.reads_direct == 20
     assert len(server.scale_calls()) == 20
+    assert sum("GET /scale per sync instead" in r.getMessage() for r in caplog.records) == warnings
 
 
 async def test_an_object_created_after_the_list_is_read_with_get_not_failed(server, scales):
