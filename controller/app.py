@@ -130,13 +130,13 @@ class Controller:
         self.hpa_cache = self._watch(HPA_KIND, _HPA)
 
     def _watch(self, kind: str, info: ResourceInfo) -> ObjectCache:
-        """A watch cache whose changes reach the loop at most every `_COALESCE_SECONDS`: the loop
-        diffs the whole cache, and each status write comes back as a watch event."""
+        """A watch cache whose changed keys reach the loop at most every `_COALESCE_SECONDS` (each
+        status write comes back as a watch event; the loop's cost follows the changed keys)."""
         pending = asyncio.Event()  # set while a flush is scheduled
 
         def flush() -> None:
             pending.clear()
-            self.loop.on_cache_change(kind, cache.list(None))
+            self.loop.apply_changes(kind, {key: cache.get(*key) for key in cache.take_changes()})
 
         def changed(_: ObjectCache) -> None:
             if not pending.is_set():
@@ -144,9 +144,9 @@ class Controller:
                 asyncio.get_running_loop().call_later(_COALESCE_SECONDS, flush)
 
         cache = ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
-                            on_change=changed)  # fmt: skip
+                            on_change=changed, track_changes=True)  # fmt: skip
         self.caches.append(cache)
-        self._flushes[cache] = lambda: self.loop.on_cache_change(kind, cache.list(None))
+        self._flushes[cache] = flush
         return cache
 
     def _leadership_changed(self, leading: bool) -> None:

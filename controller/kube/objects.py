@@ -16,7 +16,7 @@ Non-goals: fetching, writing, the checkpoint's writer side (status.py). Pure: no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -29,7 +29,7 @@ from controller.kube.times import parse_time
 from kubecommon.quantity import Quantity, QuantityError
 
 __all__ = ["API_GROUP", "API_VERSION", "DEFAULT_SYNC_PERIOD_SECONDS", "HPA_KIND", "KIND", "Autoscaler", "Mode",
-           "SpecError", "autoscaler_from_object", "restore_history"]
+           "SpecError", "autoscaler_from_object", "restore_history", "with_new_status"]
 
 API_GROUP = "autoscaling.prom-autoscaler.io"
 API_VERSION = f"{API_GROUP}/v1alpha1"
@@ -96,6 +96,20 @@ def autoscaler_from_object(obj: Json) -> Autoscaler:
         paused=False if native else _paused(spec.get("paused")),
         status=status, spec_json=dict(spec), status_json=dict(raw_status), history=history, history_saved_at=saved_at,
         problems=tuple(problems))
+
+
+def with_new_status(autoscaler: Autoscaler, obj: Json) -> Autoscaler:
+    """`autoscaler` re-read from a newer version of the same object whose spec is unchanged (its
+    own status write echoed back by the watch): only the status, history and resourceVersion are
+    read again, so the result equals `autoscaler_from_object(obj)` without converting the spec."""
+    given_status = obj.get("status")
+    raw_status: Json = given_status if isinstance(given_status, Mapping) else {}
+    problems: list[str] = []
+    status = parse_status(raw_status, problems)
+    history, saved_at = restore_history(raw_status.get("scaleHistory"), problems)
+    return replace(autoscaler, resource_version=str((obj.get("metadata") or {}).get("resourceVersion") or ""),
+                   status=status, status_json=dict(raw_status), history=history, history_saved_at=saved_at,
+                   problems=tuple(problems))  # fmt: skip
 
 
 def _sync_period(value: Any) -> int:

@@ -1,8 +1,13 @@
 """The control loop: watch-cache changes → the due-time queue → reconcile, with conflicts and telemetry.
 
-`AutoscalerLoop.on_cache_change(kind, objects)` is called with a whole cache after every change
-(`ObjectCache(on_change=...)`); it diffs by uid/resourceVersion against what it knows, converts
-only changed objects (`autoscaler_from_object`, once per resourceVersion), queues new objects and
+`AutoscalerLoop.apply_changes(kind, changed)` is called with the keys a watch cache saw change
+(`ObjectCache(track_changes=True).take_changes()`, each looked up: None = deleted), so its cost
+follows the changes, not the number of objects; `on_cache_change(kind, objects)` takes a whole
+cache and reduces it to the same call. Per changed key it compares uid/resourceVersion with what
+it knows and converts only new versions: a new object or spec fully (`autoscaler_from_object`),
+a status-only change (same uid, generation and spec: usually our own status write echoed back)
+by re-reading just the status (`with_new_status`), which the next sync uses as its previous
+status and history checkpoint. It queues new objects and
 generation bumps for an immediate sync, updates periods (`spec.syncPeriodSeconds`, else the
 `--horizontal-pod-autoscaler-sync-period` default), drops deleted objects from the queue,
 the reconciler's memory and the per-object gauges, and recomputes the conflict map. `sync(key)`
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from controller.conflicts import Claim, find_conflicts
-from controller.kube.objects import KIND, Autoscaler, SpecError, autoscaler_from_object
+from controller.kube.objects import KIND, Autoscaler, SpecError, autoscaler_from_object, with_new_status
 from controller.kube.ports import ObjectKey
 from controller.reconcile import Reconciler, SyncOutcome
 from controller.run.queue import DueQueue
@@ -79,40 +84,56 @@ class AutoscalerLoop:
 
     # --- cache changes -------------------------------------------------------------------------
     def on_cache_change(self, kind: str, objects: Sequence[KubeObject]) -> None:
-        before = self._known.get(kind, {})
+        """The whole cache of `kind`: objects missing from it were deleted."""
+        changed: dict[tuple[str, str], KubeObject | None] = {(obj.namespace, obj.name): obj for obj in objects}
+        for key in self._known.get(kind, {}):
+            changed.setdefault((key.namespace, key.name), None)
+        self.apply_changes(kind, changed)
+
+    def apply_changes(self, kind: str, changed: Mapping[tuple[str, str], KubeObject | None]) -> None:
+        """`(namespace, name)` → the object's current version (None: deleted) for the keys that changed."""
+        known = self._known.setdefault(kind, {})
         now = self._clock()
-        after: dict[ObjectKey, _Known] = {}
-        changed = False
+        woke = False
         claims_changed = False  # only then can conflicts differ (status writes, the usual change, cannot)
-        for obj in objects:
-            key = ObjectKey(kind=kind, namespace=obj.namespace, name=obj.name)
-            old = before.get(key)
-            if old is not None and old.uid == obj.uid and old.resource_version == obj.resource_version:
-                after[key] = old
+        for (namespace, name), obj in changed.items():
+            key = ObjectKey(kind=kind, namespace=namespace, name=name)
+            old = known.get(key)
+            if obj is None:
+                if old is not None:
+                    self._forget(key)
+                    del known[key]
+                    woke = claims_changed = True
                 continue
-            known = self._convert(kind, key, obj)
-            after[key] = known
-            changed = True
-            claims_changed = claims_changed or _target(old) != _target(known)
-            self._enqueue(key, old, known, now)
-        for key in before.keys() - after.keys():
-            self._queue.remove(key)
-            self._reconciler.forget(key)
-            self._observer.forget_object(key)
-            self._last_error.pop(key, None)
-            changed = claims_changed = True
-        self._known[kind] = after
-        self._observer.set_object_count(kind, len(after))
+            if old is not None and old.uid == obj.uid and old.resource_version == obj.resource_version:
+                continue
+            new = self._convert(kind, key, obj, old)
+            known[key] = new
+            woke = True
+            claims_changed = claims_changed or _target(old) != _target(new)
+            self._enqueue(key, old, new, now)
+        self._observer.set_object_count(kind, len(known))
         if claims_changed:
             self._conflicts = find_conflicts(
                 Claim(key=key, target=k.autoscaler.target)
                 for per_kind in self._known.values() for key, k in per_kind.items() if k.autoscaler is not None
             )  # fmt: skip
-        if changed:
+        if woke:
             self._wake()
 
-    def _convert(self, kind: str, key: ObjectKey, obj: KubeObject) -> _Known:
+    def _forget(self, key: ObjectKey) -> None:
+        self._queue.remove(key)
+        self._reconciler.forget(key)
+        self._observer.forget_object(key)
+        self._last_error.pop(key, None)
+
+    def _convert(self, kind: str, key: ObjectKey, obj: KubeObject, old: _Known | None) -> _Known:
         raw: Mapping[str, Any] = obj.raw or {}
+        generation = int((raw.get("metadata") or {}).get("generation") or 0)
+        if old is not None and old.autoscaler is not None and old.uid == obj.uid and old.generation == generation \
+                and raw.get("spec") == old.autoscaler.spec_json:
+            return _Known(uid=obj.uid, resource_version=obj.resource_version, generation=generation,
+                          period=old.period, autoscaler=with_new_status(old.autoscaler, raw))  # fmt: skip
         try:
             autoscaler: Autoscaler | None = autoscaler_from_object({**raw, "kind": kind})
         except SpecError as err:
@@ -122,7 +143,6 @@ class AutoscalerLoop:
             else:
                 _log.warning("%s %s: not synced: %s", kind, key, err)
                 self._observer.observe_invalid_spec(key)
-        generation = int((raw.get("metadata") or {}).get("generation") or 0)
         own_period = (raw.get("spec") or {}).get("syncPeriodSeconds") is not None and kind == KIND
         period = float(autoscaler.sync_period_seconds) if autoscaler and own_period else self._default_period
         return _Known(uid=obj.uid, resource_version=obj.resource_version, generation=generation, period=period,

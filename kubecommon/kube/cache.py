@@ -15,7 +15,12 @@ deleted meanwhile disappear. It happens:
   silently waits on a watch from a future resourceVersion), so after a real outage the cache is
   rebuilt instead of trusted. Shorter interruptions resume the watch.
 
-Non-goals: writes, resync callbacks per object (only a whole-cache `on_change` notification).
+Change notification: `on_change(cache)` after every applied event or relist. With
+`track_changes=True` the cache also remembers WHICH keys changed since the last
+`take_changes()` (added, modified or deleted `(namespace, name)`; a relist reports every key held
+before or after it), so a listener can do O(changes) work instead of diffing the whole cache.
+
+Non-goals: writes, resync callbacks per object.
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ class ObjectCache:
     def __init__(self, client: KubeClient, info: ResourceInfo, *, namespace: str | None = None,
                  field_selector: str | None = None, keep_data: bool = False,
                  keep_raw: bool = False,
-                 on_change: Callable[[ObjectCache], None] | None = None,
+                 on_change: Callable[[ObjectCache], None] | None = None, track_changes: bool = False,
                  watch_timeout_seconds: int = 300, max_backoff: float = 30.0,
                  relist_after_outage: float = RELIST_AFTER_OUTAGE) -> None:
         self.info = info
@@ -81,6 +86,8 @@ class ObjectCache:
         self._relist_after_outage = relist_after_outage
         self._store: dict[str, dict[str, KubeObject]] = {}
         self._views: dict[str | None, list[KubeObject]] = {}
+        self._track_changes = track_changes
+        self._changed: set[tuple[str, str]] = set()  # (namespace, name) since the last take_changes()
         self._synced = asyncio.Event()
         self._attempted = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -118,6 +125,12 @@ class ObjectCache:
         match = selector.matches
         return [obj for obj in view if match(obj.labels)]
 
+    def snapshot(self, namespace: str | None) -> Sequence[KubeObject]:
+        """The sorted objects of one namespace (None = all), NOT a copy: read it, never change it.
+        The same object is returned until that namespace changes, so a caller can remember what
+        it derived from a snapshot and reuse it while `snapshot(namespace) is` the one it saw."""
+        return self._view(namespace if self.info.namespaced else None)
+
     def _view(self, namespace: str | None) -> _Objects:
         """Sorted objects of one namespace (None = all), rebuilt only after a change there."""
         view = self._views.get(namespace)
@@ -128,6 +141,12 @@ class ObjectCache:
                 view = [obj for _, obj in sorted((self._store.get(namespace) or {}).items())]
             self._views[namespace] = view
         return view
+
+    def take_changes(self) -> set[tuple[str, str]]:
+        """The `(namespace, name)` keys added, modified or deleted since the last call (needs
+        `track_changes=True`); look each up with `get` (None: deleted)."""
+        changed, self._changed = self._changed, set()
+        return changed
 
     def _touched(self, namespace: str) -> None:
         self._views.pop(namespace, None)
@@ -219,6 +238,9 @@ class ObjectCache:
             if not token:
                 break
             params = {**params, "continue": str(token)}
+        if self._track_changes:
+            for bucket_store in (self._store, store):
+                self._changed.update((ns, name) for ns, bucket in bucket_store.items() for name in bucket)
         self._store, self._views = store, {}
         self.relists += 1
         _log.debug("watch cache %s: listed %d objects at resourceVersion %s", self.info.resource,
@@ -252,14 +274,19 @@ class ObjectCache:
             raise KubeError(f"watch error: {obj.get('message') or obj}")
         new_rv = str((obj.get("metadata") or {}).get("resourceVersion") or resource_version)
         if kind in ("ADDED", "MODIFIED"):
-            self._touched(self._put(self._store, obj).namespace)
+            put = self._put(self._store, obj)
+            self._touched(put.namespace)
+            if self._track_changes:
+                self._changed.add((put.namespace, put.name))
         elif kind == "DELETED":
             meta = obj.get("metadata") or {}
-            namespace = str(meta.get("namespace") or "")
+            namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
             bucket = self._store.get(namespace)
             if bucket is not None:
-                bucket.pop(str(meta.get("name") or ""), None)
+                bucket.pop(name, None)
             self._touched(namespace)
+            if self._track_changes:
+                self._changed.add((namespace, name))
         elif kind != "BOOKMARK":
             return resource_version
         if kind != "BOOKMARK":

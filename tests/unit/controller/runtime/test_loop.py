@@ -121,3 +121,23 @@ async def test_without_preview_native_hpas_only_guard_conflicts() -> None:
     loop.on_cache_change(KIND, [cached(w.obj_json, "1")])
     assert [d.key.kind for d in q.pop_due(100.0, 5)] == [KIND], "the HPA is not synced"
     assert loop.conflict(KEY) is not None, "but it still blocks a PromAutoscaler on its target"
+
+
+async def test_a_status_only_change_reaches_the_next_sync_and_keeps_the_spec() -> None:
+    w, loop, q, rec = setup()
+    loop.apply_changes(KIND, {(KEY.namespace, KEY.name): cached(w.obj_json, "1")})
+    first = loop.autoscaler(KEY)
+    written = copy.deepcopy(w.obj_json)
+    written["status"] = {"currentReplicas": 4, "desiredReplicas": 5, "lastScaleTime": "2026-01-01T00:00:00Z"}
+    loop.apply_changes(KIND, {(KEY.namespace, KEY.name): cached(written, "2")})
+    second = loop.autoscaler(KEY)
+    assert first is not None and second is not None
+    assert second.spec is first.spec, "same generation and spec: not converted again"
+    assert (second.resource_version, second.status.current_replicas, second.status.desired_replicas) == ("2", 4, 5)
+    assert second.status_json == written["status"] and second.status.last_scale_time is not None
+    changed_spec = copy.deepcopy(written)
+    changed_spec["spec"]["maxReplicas"] = 7  # a server that did not bump the generation: still re-read
+    loop.apply_changes(KIND, {(KEY.namespace, KEY.name): cached(changed_spec, "3")})
+    assert loop.autoscaler(KEY).spec.max_replicas == 7  # type: ignore[union-attr]
+    loop.apply_changes(KIND, {(KEY.namespace, KEY.name): None})
+    assert KEY not in q and rec.forgotten == [KEY] and loop.autoscaler(KEY) is None

@@ -42,6 +42,37 @@ async def test_list_then_watch_sees_changes(api):
         await cache.stop()
 
 
+async def test_tracked_changes_name_only_the_keys_that_changed(api):
+    await api.put(POD_PATH, "web-0", "shop")
+    await api.put(POD_PATH, "db-0", "shop")
+    cache = await started(api, track_changes=True)
+    try:
+        assert cache.take_changes() == {("shop", "web-0"), ("shop", "db-0")}  # the first list: everything
+        assert cache.take_changes() == set()
+        await api.put(POD_PATH, "web-0", "shop", {"v": "2"})
+        await api.delete(POD_PATH, "db-0", "shop")
+        await api.put(POD_PATH, "new", "other")
+        await eventually(lambda: cache.get("other", "new") is not None)
+        assert cache.take_changes() == {("shop", "web-0"), ("shop", "db-0"), ("other", "new")}
+        assert cache.get("shop", "db-0") is None  # a deleted key looks up as None
+    finally:
+        await cache.stop()
+
+
+async def test_relist_reports_keys_deleted_meanwhile(api):
+    await api.put(POD_PATH, "old", "ns")
+    cache = await started(api, track_changes=True)
+    try:
+        cache.take_changes()
+        await api.delete(POD_PATH, "old", "ns")
+        await api.compact()
+        await api.put(POD_PATH, "second", "ns")
+        await eventually(lambda: cache.relists == 2 and cache.get("ns", "second") is not None)
+        assert {("ns", "old"), ("ns", "second")} <= cache.take_changes()
+    finally:
+        await cache.stop()
+
+
 async def test_list_filters_by_namespace_and_selector(api):
     await api.put(POD_PATH, "a", "one", {"app": "web"})
     await api.put(POD_PATH, "b", "two", {"app": "web"})
