@@ -37,6 +37,7 @@ from controller.kube.objects import API_GROUP, HPA_KIND, KIND
 from controller.kube.pods import CachedPodLister
 from controller.kube.ports import ObjectKey
 from controller.kube.scale import KubeScaleClient
+from controller.kube.scale_cache import CachedScaleClient
 from controller.kube.status_writer import KubeStatusWriter
 from controller.kubeconfig import client_config
 from controller.metrics.rest import AggregatedMetricsSource
@@ -111,8 +112,10 @@ class Controller:
                         if o.leader_elect else None)  # fmt: skip
         self.leading = _Leading(changed=self._leadership_changed)
         is_leader = self.elector.is_leader if self.elector is not None else (lambda: True)
+        # Scales read from watch caches of the targeted kinds (GET /scale when they cannot answer).
+        self.scale_reads = CachedScaleClient(KubeScaleClient(client, resolver), client, namespace=ns)
         self.reconciler = Reconciler(
-            scale=KubeScaleClient(client, resolver), pods=CachedPodLister(self.pods_cache),
+            scale=self.scale_reads, pods=CachedPodLister(self.pods_cache),
             metrics=AggregatedMetricsSource(client, resolver, observer=self.telemetry.observe_fetch),
             status=KubeStatusWriter(client), events=self.events, config=_controller_config(o),
             is_leader=is_leader, wall_clock=time.time, checkpoint_interval=o.checkpoint_interval,
@@ -181,6 +184,7 @@ class Controller:
             await self._serve(stop)
         finally:
             await self.events.stop()
+            await self.scale_reads.stop()
             for cache in self.caches:
                 await cache.stop()
 
