@@ -39,7 +39,7 @@ from controller.kube.objects import KIND, Autoscaler, Mode
 from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter
 from controller.metrics.source import MetricQuery, MetricsSource
 from controller.kube.last_decision import limiting_reason
-from controller.kube.status import build_status, plan_status_write
+from controller.kube.status import StatusDraft, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
                                         with_initial_recommendation)  # fmt: skip
@@ -247,18 +247,24 @@ class Reconciler:
 
     async def _maybe_write_status(self, obj: Autoscaler, state: ObjectState, report: SyncReport, *,
                                   scale_written: bool) -> WriteResult:  # fmt: skip
-        """Build the status and write it when `plan_status_write` finds a reason."""
+        """Write the status when `plan_status_write` finds a reason (it builds only the fields it
+        compares, so a sync that writes nothing never builds the whole document)."""
         previous = state.written if state.written is not None else obj.status_json
-        new = self._status_json(report, previous)
+        new = self._status_draft(report, previous)
         due = state.written_at is not None and report.now - state.written_at >= self._checkpoint_interval
         if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written or due) is None:
             return WriteResult.NONE
-        return await self._write_status(obj.key, state, new, now=report.now)
+        return await self._write_status(obj.key, state, new.to_dict(), now=report.now)
 
     @staticmethod
-    def _status_json(report: SyncReport, previous: Mapping[str, Any]) -> dict[str, Any]:
-        built = build_status(report.autoscaler, report.decision, now=report.now)
-        return overlay_conditions(built, report.extra_conditions, previous=previous, now=report.now)
+    def _status_draft(report: SyncReport, previous: Mapping[str, Any]) -> StatusDraft:
+        """The status `build_status` makes, with the extra conditions overlaid, built on demand."""
+        def finish(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            overlaid = overlay_conditions({"conditions": conditions}, report.extra_conditions, previous=previous,
+                                          now=report.now)  # fmt: skip
+            return list(overlaid["conditions"])
+
+        return StatusDraft(report.autoscaler, report.decision, now=report.now, finish_conditions=finish)
 
     async def _write_status(self, key: ObjectKey, state: ObjectState, status: Mapping[str, Any], *,
                             now: float) -> WriteResult:  # fmt: skip
@@ -282,12 +288,12 @@ class Reconciler:
                 continue
             previous = state.written if state.written is not None else report.autoscaler.status_json
             now = self._clock()
-            new = self._status_json(SyncReport(autoscaler=report.autoscaler, decision=report.decision,
+            new = self._status_draft(SyncReport(autoscaler=report.autoscaler, decision=report.decision,
                                                extra_conditions=report.extra_conditions,
                                                limiting_reason=report.limiting_reason, now=now), previous)  # fmt: skip
             if plan_status_write(previous, new, now=now, force_checkpoint=True) is None:
                 continue
-            if await self._write_status(key, state, new, now=now) is WriteResult.SUCCESS:
+            if await self._write_status(key, state, new.to_dict(), now=now) is WriteResult.SUCCESS:
                 written += 1
         return written
 

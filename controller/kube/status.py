@@ -7,6 +7,10 @@ them), our `Paused` condition after them, `reference` and `targetsSummary` for t
 columns, the bounded `lastDecision`, and the `scaleHistory` checkpoint (epoch seconds) that
 lets a restarted controller keep its stabilization window and rate limits.
 
+`StatusDraft` is that status built field by field on first read, so `plan_status_write` (which
+reads the cheap fields first and the bounded `lastDecision` only through its outcome) decides
+most syncs, which write nothing, without building the whole document.
+
 `plan_status_write` says whether (and why) to write: at once when the status changed
 semantically (upstream's rule) or the decision's outcome or limiting reason changed; a history
 checkpoint when the stored one is `CHECKPOINT_INTERVAL_SECONDS` old; metric values alone at most
@@ -17,7 +21,7 @@ Non-goals: the write itself (status_writer.py), native HPAs (never written). Pur
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -26,13 +30,13 @@ from controller.algorithm.conditions import Condition
 from controller.algorithm.decision import Decision
 from controller.algorithm.spec import MetricSpec, MetricStatus, SourceType
 from controller.kube.hpa_spec import source_body
-from controller.kube.last_decision import last_decision, targets_summary
+from controller.kube.last_decision import last_decision, limiting_reason, targets_summary
 from controller.kube.objects import KIND, Autoscaler, Mode
 from controller.kube.times import format_time, parse_time
 from kubecommon.quantity import format_milli
 
-__all__ = ["CHECKPOINT_INTERVAL_SECONDS", "METRICS_INTERVAL_SECONDS", "PAUSED_CONDITION", "WriteReason",
-           "build_status", "history_checkpoint", "metric_status_json", "plan_status_write"]
+__all__ = ["CHECKPOINT_INTERVAL_SECONDS", "METRICS_INTERVAL_SECONDS", "PAUSED_CONDITION", "StatusDraft",
+           "WriteReason", "build_status", "history_checkpoint", "metric_status_json", "plan_status_write"]
 
 CHECKPOINT_INTERVAL_SECONDS = 60.0
 METRICS_INTERVAL_SECONDS = 30.0
@@ -110,34 +114,89 @@ def history_checkpoint(history: ScaleHistory, now: float) -> dict[str, Any]:
 
 def build_status(autoscaler: Autoscaler, decision: Decision, *, now: float) -> dict[str, Any]:
     """The whole status to write for this sync (`now` in epoch seconds)."""
-    paused = autoscaler.paused
-    specs = autoscaler.spec.metrics
-    raw_specs: Sequence[Any] = autoscaler.spec_json.get("metrics") or ()
-    new = decision.status
-    metrics = [metric_status_json(m, specs[i] if i < len(specs) else None,
-                                  raw_specs[i] if i < len(raw_specs) and isinstance(raw_specs[i], Mapping) else None)
-               for i, m in enumerate(new.current_metrics)]
-    conditions = [_condition_json(c, now) for c in new.conditions]
-    if autoscaler.key.kind == KIND:
-        conditions.append(_paused_condition(autoscaler.status_json, paused, now))
-    status: dict[str, Any] = {
-        "observedGeneration": autoscaler.generation,
-        "reference": f"{autoscaler.target.kind}/{autoscaler.target.name}",
-        "currentReplicas": new.current_replicas,
-        "desiredReplicas": new.desired_replicas,
-    }
-    if new.last_scale_time is not None:
-        status["lastScaleTime"] = format_time(new.last_scale_time)
-    status["currentMetrics"] = metrics
-    status["conditions"] = conditions
-    status["targetsSummary"] = targets_summary(specs, new.current_metrics)
-    status["lastDecision"] = last_decision(decision, specs, now=now, paused=paused,
-                                           preview=autoscaler.mode is Mode.PREVIEW)
-    if decision.history is not None:
-        status["scaleHistory"] = history_checkpoint(decision.history, now)
-    elif isinstance(autoscaler.status_json.get("scaleHistory"), Mapping):
-        status["scaleHistory"] = autoscaler.status_json["scaleHistory"]  # keep what we cannot renew
-    return status
+    return StatusDraft(autoscaler, decision, now=now).to_dict()
+
+
+_Conditions = list[dict[str, Any]]
+
+
+class StatusDraft(Mapping[str, Any]):
+    """The status `build_status` returns, each field built on first read and then kept;
+    `finish_conditions` post-processes the conditions list (the reconciler's extra conditions)."""
+
+    __slots__ = ("_autoscaler", "_decision", "_now", "_finish", "_keys", "_fields")
+
+    def __init__(self, autoscaler: Autoscaler, decision: Decision, *, now: float,
+                 finish_conditions: Callable[[_Conditions], _Conditions] | None = None) -> None:  # fmt: skip
+        self._autoscaler, self._decision, self._now, self._finish = autoscaler, decision, now, finish_conditions
+        keys = ["observedGeneration", "reference", "currentReplicas", "desiredReplicas"]
+        if decision.status.last_scale_time is not None:
+            keys.append("lastScaleTime")
+        keys += ["currentMetrics", "conditions", "targetsSummary", "lastDecision"]
+        if decision.history is not None or isinstance(autoscaler.status_json.get("scaleHistory"), Mapping):
+            keys.append("scaleHistory")
+        self._keys: tuple[str, ...] = tuple(keys)
+        self._fields: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._fields.get(key, _MISSING)
+        if value is _MISSING:
+            if key not in self._keys:
+                raise KeyError(key)
+            value = self._fields[key] = self._build(key)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: self[key] for key in self._keys}
+
+    def decision_key(self) -> tuple[Any, ...]:
+        """`(outcome, limitingReason, applied)` of `lastDecision`, without building it."""
+        a, paused = self._autoscaler, self._autoscaler.paused
+        applied = not (paused or a.mode is Mode.PREVIEW)
+        return str(self._decision.outcome), limiting_reason(self._decision, paused=paused), applied
+
+    def _build(self, key: str) -> Any:  # one arm per field, in build order
+        a, decision, now = self._autoscaler, self._decision, self._now
+        new = decision.status
+        if key == "observedGeneration":
+            return a.generation
+        if key == "reference":
+            return f"{a.target.kind}/{a.target.name}"
+        if key == "currentReplicas":
+            return new.current_replicas
+        if key == "desiredReplicas":
+            return new.desired_replicas
+        if key == "lastScaleTime":
+            return format_time(new.last_scale_time) if new.last_scale_time is not None else None
+        if key == "currentMetrics":
+            specs, raw_specs = a.spec.metrics, a.spec_json.get("metrics") or ()
+            return [metric_status_json(m, specs[i] if i < len(specs) else None,
+                                       raw_specs[i] if i < len(raw_specs) and isinstance(raw_specs[i], Mapping)
+                                       else None) for i, m in enumerate(new.current_metrics)]  # fmt: skip
+        if key == "conditions":
+            return self._conditions()
+        if key == "targetsSummary":
+            return targets_summary(a.spec.metrics, new.current_metrics)
+        if key == "lastDecision":
+            return last_decision(decision, a.spec.metrics, now=now, paused=a.paused, preview=a.mode is Mode.PREVIEW)
+        if decision.history is not None:  # scaleHistory
+            return history_checkpoint(decision.history, now)
+        return a.status_json["scaleHistory"]  # keep what we cannot renew
+
+    def _conditions(self) -> _Conditions:
+        conditions = [_condition_json(c, self._now) for c in self._decision.status.conditions]
+        if self._autoscaler.key.kind == KIND:
+            conditions.append(_paused_condition(self._autoscaler.status_json, self._autoscaler.paused, self._now))
+        return self._finish(conditions) if self._finish is not None else conditions
+
+
+_MISSING = object()
 
 
 def _conditions_key(status: Json) -> list[tuple[Any, ...]]:
@@ -146,6 +205,8 @@ def _conditions_key(status: Json) -> list[tuple[Any, ...]]:
 
 
 def _decision_key(status: Json) -> tuple[Any, ...]:
+    if isinstance(status, StatusDraft):
+        return status.decision_key()
     head = status.get("lastDecision")
     head = head if isinstance(head, Mapping) else {}
     return head.get("outcome"), head.get("limitingReason"), head.get("applied", True)
@@ -171,16 +232,17 @@ def plan_status_write(previous: Json, new: Json, *, now: float, force_checkpoint
         return WriteReason.CHANGED
     if _decision_key(previous) != _decision_key(new):
         return WriteReason.DECISION
-    old_rows, new_rows = _history_rows(previous), _history_rows(new)
+    # the time checks first: they are cheap and rule out building the rows and metrics
     checkpoint = previous.get("scaleHistory")
     saved_at = checkpoint.get("savedAt") if isinstance(checkpoint, Mapping) else None
-    if new_rows and old_rows != new_rows and (
-            force_checkpoint or _age(saved_at, now) >= CHECKPOINT_INTERVAL_SECONDS):
-        return WriteReason.CHECKPOINT
+    if force_checkpoint or _age(saved_at, now) >= CHECKPOINT_INTERVAL_SECONDS:
+        new_rows = _history_rows(new)
+        if new_rows and _history_rows(previous) != new_rows:
+            return WriteReason.CHECKPOINT
     last = previous.get("lastDecision")
     written_at = last.get("time") if isinstance(last, Mapping) else None
-    if (previous.get("currentMetrics") != new.get("currentMetrics")
-            or previous.get("targetsSummary") != new.get("targetsSummary")) and \
-            _age(written_at, now) >= METRICS_INTERVAL_SECONDS:
+    if _age(written_at, now) >= METRICS_INTERVAL_SECONDS and (
+            previous.get("currentMetrics") != new.get("currentMetrics")
+            or previous.get("targetsSummary") != new.get("targetsSummary")):
         return WriteReason.METRICS
     return None

@@ -10,7 +10,8 @@ from controller.algorithm.pods import ContainerInfo, PodInfo, PodMetric
 from controller.algorithm.spec import FetchFailure, MetricStatus, PodSamples, ScaleTarget, SourceType
 from controller.kube.last_decision import MAX_LAST_DECISION_BYTES, limiting_reason, targets_summary
 from controller.kube.objects import autoscaler_from_object
-from controller.kube.status import WriteReason, build_status, history_checkpoint, metric_status_json, plan_status_write
+from controller.kube.status import (StatusDraft, WriteReason, build_status, history_checkpoint, metric_status_json,
+                                    plan_status_write)
 from controller.kube.times import parse_time
 
 T0 = parse_time("2026-11-25T12:00:00Z")
@@ -230,3 +231,25 @@ def test_restored_history_is_used_by_the_next_decision():
     a = autoscaler(status={"scaleHistory": history_checkpoint(prior, T0 - 30)})
     d = one_sync(a, current=9, usage=(100,))  # wants 2, but a recent recommendation of 9 holds it
     assert d.desired_replicas == 9 and limiting_reason(d) == "ScaleDownStabilized"
+
+
+@pytest.mark.parametrize(("usage", "later", "paused", "force"), [
+    pytest.param(450, 15, False, False, id="steady-15s"),
+    pytest.param(455, 35, False, False, id="metrics-age"),
+    pytest.param(450, 60, False, False, id="checkpoint-age"),
+    pytest.param(450, 20, False, True, id="forced-checkpoint"),
+    pytest.param(900, 15, False, False, id="scale-up"),
+    pytest.param(450, 15, True, False, id="paused"),
+    pytest.param(None, 15, False, False, id="metric-failed"),
+])
+def test_the_lazy_draft_plans_like_the_whole_status(usage, later, paused, force):
+    first = steady(T0)
+    a = autoscaler(status=first, paused=paused)
+    now = T0 + later
+    decision = one_sync(a, usage=(usage,), now=now)
+    draft = StatusDraft(a, decision, now=now)
+    assert plan_status_write(first, draft, now=now, force_checkpoint=force) is \
+        plan_status_write(first, build_status(a, decision, now=now), now=now, force_checkpoint=force)
+    assert draft.to_dict() == build_status(a, decision, now=now)
+    assert list(draft.to_dict()) == list(build_status(a, decision, now=now)), "same field order"
+
