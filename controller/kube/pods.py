@@ -6,7 +6,9 @@ algorithm's `PodInfo`: phase, the PodReady condition and its lastTransitionTime,
 deletionTimestamp, container requests in milli-units, restartable init containers (sidecars),
 pod-level requests and the RuntimeClass overhead. Conversions are remembered per pod
 resourceVersion and parsed selectors per text, so a sync over a large selection does no
-repeated parsing. Before the cache has listed once, `pods` raises `CacheNotSynced`: an empty
+repeated parsing; the selection itself is remembered per (namespace, selector) until that
+namespace of the cache changes, so a steady namespace costs one lookup per sync, not a scan.
+Before the cache has listed once, `pods` raises `CacheNotSynced`: an empty
 answer would look like "no pods" and must never drive a decision.
 
 Non-goals: listing per sync, metrics, grouping (the algorithm groups).
@@ -34,6 +36,7 @@ __all__ = ["PODS", "CachedPodLister", "pod_cache", "pod_info"]
 PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
 _CONVERTED_PODS = 200_000
 _PARSED_SELECTORS = 10_000
+_SELECTIONS = 20_000
 
 Json = Mapping[str, Any]
 
@@ -102,13 +105,23 @@ class CachedPodLister:
         self._cache = cache
         self._converted: LRUCache[tuple[str, str, str], PodInfo] = LRUCache(_CONVERTED_PODS)
         self._selectors: LRUCache[str, Selector] = LRUCache(_PARSED_SELECTORS)
+        # (namespace, selector) -> (the cache snapshot it was selected from, the pods)
+        self._selections: LRUCache[tuple[str, str], tuple[Sequence[KubeObject], tuple[PodInfo, ...]]] = \
+            LRUCache(_SELECTIONS)
 
     def pods(self, namespace: str, selector: str) -> Sequence[PodInfo]:
         """Raises SelectorError on a bad selector, CacheNotSynced before the first list."""
         parsed = self._selectors.get_or_compute(selector, lambda: parse_selector(selector))
         if not self._cache.synced:
             raise CacheNotSynced("the pod cache has not listed pods yet")
-        return [self._convert(obj) for obj in self._cache.list(namespace, parsed)]
+        snapshot = self._cache.snapshot(namespace)
+        remembered = self._selections.get((namespace, selector))
+        if remembered is not None and remembered[0] is snapshot:
+            return list(remembered[1])
+        match = None if parsed.is_empty() else parsed.matches
+        pods = tuple(self._convert(obj) for obj in snapshot if match is None or match(obj.labels))
+        self._selections.put((namespace, selector), (snapshot, pods))
+        return list(pods)
 
     def _convert(self, obj: KubeObject) -> PodInfo:
         key = (obj.namespace, obj.name, obj.resource_version)
