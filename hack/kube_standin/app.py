@@ -94,7 +94,9 @@ async def serve(options: Options, *, stop: asyncio.Event | None = None) -> None:
         simulator = Simulator(state, controllers)
     ssl_ctx = tls.server_ssl_context(pki.path("apiserver.crt"), pki.path("apiserver.key"),
                                      client_ca_pem=pki.ca.cert_pem)
-    runner = web.AppRunner(build_app(state), access_log=None, handle_signals=False)
+    # A stand-in stops at once: open watches and keep-alive clients are cut after 1 s instead of
+    # aiohttp's 60 s grace (kube-apiserver's own shutdown delay is for load balancers, not tests).
+    runner = web.AppRunner(build_app(state), access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", options.port, ssl_context=ssl_ctx, backlog=512)
     await site.start()
