@@ -272,7 +272,7 @@ def check_discovery_semantics(case: Mapping[str, Any], fixtures: Mapping[str, An
     setup = case.get("setup", {})
     rules = [case["rule"]] if "rule" in case else fixtures[setup["config_fixture"]]["rules"]
     compiled = compile_case({"rules": rules}, _table(fixtures, setup.get("rest_mapper_fixture")))
-    from hack.conformance_adapter_flags import relisted
+    from hack.conformance_adapter_relist import relisted
 
     before, after = relisted(compiled, case["input"]["discovered_series"])
     return judge(case["expected"], {"before_relist": before, "metrics_unordered": after,

@@ -16,6 +16,7 @@ from typing import Any
 
 from adapter.prometheus.fake import FakePrometheus
 from hack.conformance_adapter_cases import Result, compile_case, judge
+from hack.conformance_adapter_relist import metric_infos
 
 
 class UnknownFlag(ValueError):
@@ -145,7 +146,7 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     prom = FakePrometheus(series_by_matcher={r.series_query: series for r in (*compiled.custom, *compiled.external)})
     discovery = Discovery(prom, compiled, interval=settings.relist_interval,
                           max_age=settings.effective_max_age, clock=lambda: now)
-    before = _metric_infos(discovery.snapshot)
+    before = metric_infos(discovery.snapshot)
     asyncio.run(discovery.relist())
     call = prom.series_calls[0]
     from adapter.prometheus.client import format_time
@@ -155,26 +156,8 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
                                              "start": format_time(call.start).rstrip("0").rstrip(".")},
                             "no_end_param": False},
            "prometheus_series_calls": len(prom.series_calls), "before_relist": before,
-           "after_relist_unordered": _metric_infos(discovery.snapshot)}
+           "after_relist_unordered": metric_infos(discovery.snapshot)}
     return judge({k: v for k, v in case["expected"].items() if k in got}, got)
-
-
-def relisted(compiled: Any, series: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The custom metrics listed before and after one relist whose every series query answers
-    `series` (each rule keeps what its own filters accept, as the adapter's discovery does)."""
-    from adapter.discovery.relist import Discovery
-
-    answer = [dict(s) for s in series]
-    prom = FakePrometheus(series_by_matcher={r.series_query: answer for r in (*compiled.custom, *compiled.external)})
-    discovery = Discovery(prom, compiled, interval=60.0, clock=lambda: 1000.0)
-    before = _metric_infos(discovery.snapshot)
-    asyncio.run(discovery.relist())
-    return before, _metric_infos(discovery.snapshot)
-
-
-def _metric_infos(registry: Any) -> list[dict[str, Any]]:
-    return [{"group_resource": str(i.resource), "namespaced": i.namespaced, "metric": i.metric}
-            for i in registry.custom_metrics()]
 
 
 def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:

@@ -20,13 +20,9 @@ Non-goals: starting the stack (hack/demo_served.py or a test does), asserting (t
 from __future__ import annotations
 
 import base64
-import json
-import ssl
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +40,7 @@ from hack.controller_stack import (
     promautoscaler,
     wait_until,
 )
-from hack.demo_autoscale_record import Recorder
+from hack.demo_autoscale_record import Cluster, Recorder
 from hack.demo_live import LiveView
 from hack.demo_report import Recording, render_html
 from hack.local_prometheus import LocalPrometheus
@@ -84,23 +80,6 @@ class Scenario:
 
 FAST = Scenario(mode="fast", sync_seconds=3, downscale_window=10, scale_up_period=9)
 DEFAULT = Scenario(mode="default", sync_seconds=5, downscale_window=30, scale_up_period=15)
-
-
-class Cluster:
-    """Reads from the stand-in over HTTPS as its admin (cheaper than a kubectl per sample)."""
-
-    def __init__(self, url: str, token: str, ca_pem: bytes) -> None:
-        self._url = url.rstrip("/")
-        self._token = token
-        self._tls = ssl.create_default_context(cadata=ca_pem.decode())
-
-    def get(self, path: str) -> dict[str, Any] | None:
-        request = urllib.request.Request(self._url + path, headers={"Authorization": f"Bearer {self._token}"})
-        try:
-            with urllib.request.urlopen(request, timeout=5, context=self._tls) as resp:
-                return dict(json.loads(resp.read()))
-        except (OSError, ValueError, urllib.error.HTTPError):
-            return None
 
 
 def attach_stack(workdir: Path, exporter: SampleExporter, prometheus: LocalPrometheus,

@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import json
 import time
+import ssl
+import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hack.demo_live import Frame, Progress
 from hack.demo_report import Recording, Sample, ScaleEvent
 from hack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity, QuantityError
 
-if TYPE_CHECKING:
-    from hack.demo_autoscale import Cluster
 
 __all__ = ["Recorder"]
 
@@ -57,6 +57,24 @@ def reason_line(status: Mapping[str, Any], decision: Mapping[str, Any]) -> str:
     message = next((str(c.get("message") or "") for c in status.get("conditions") or ()
                     if isinstance(c, Mapping) and c.get("reason") == reason), "")
     return f"{reason}: {message}" if message else reason
+
+
+class Cluster:
+    """Reads from the stand-in over HTTPS as its admin (cheaper than a kubectl per sample)."""
+
+    def __init__(self, url: str, token: str, ca_pem: bytes) -> None:
+        self._url = url.rstrip("/")
+        self._token = token
+        self._tls = ssl.create_default_context(cadata=ca_pem.decode())
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        request = urllib.request.Request(self._url + path, headers={"Authorization": f"Bearer {self._token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=5, context=self._tls) as resp:
+                return dict(json.loads(resp.read()))
+        except (OSError, ValueError, urllib.error.HTTPError):
+            return None
+
 
 
 @dataclass(slots=True, kw_only=True)
