@@ -88,11 +88,15 @@ class WorkerPool(Generic[K]):
 
     async def run(self) -> None:
         """Dispatch until cancelled."""
+        loop = asyncio.get_running_loop()
         while True:
             self._wake.clear()
             self.start_due()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.seconds_until_next())
+            timer = loop.call_later(self.seconds_until_next(), self._wake.set)  # cheaper than wait_for per wake
+            try:
+                await self._wake.wait()
+            finally:
+                timer.cancel()
 
     async def drain(self, timeout: float) -> None:
         """Let running syncs finish (up to `timeout`), then cancel the rest."""
