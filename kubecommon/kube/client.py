@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
 
 from kubecommon.kube.config import KubeConfig
 from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
@@ -132,7 +133,7 @@ class KubeClient:
         """One request; returns the decoded JSON object or raises KubeAPIError/KubeUnavailable."""
         url = self.config.server + path
         client_timeout = aiohttp.ClientTimeout(total=timeout or self._timeout)
-        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        data = None if body is None else _encode(body)
         for attempt in (1, 2):
             credential = await self._exec_credential()
             headers = self._headers(credential)
@@ -154,7 +155,7 @@ class KubeClient:
     @staticmethod
     def _decode(method: str, path: str, code: int, raw: bytes) -> dict[str, Any]:
         try:
-            doc = json.loads(raw) if raw else {}
+            doc = _loads(raw) if raw else {}
         except ValueError:
             doc = None
         if 200 <= code < 300:
@@ -210,9 +211,26 @@ async def _json_lines(stream: aiohttp.StreamReader) -> AsyncIterator[dict[str, A
         yield _event(bytes(buffer))
 
 
+def _loads(raw: bytes) -> Any:
+    """JSON -> Python with orjson (several times faster on watch events and answers); what it
+    refuses but the json module reads (NaN, integers beyond 64 bits) still decodes as before."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
+def _encode(body: Any) -> bytes:
+    """Compact JSON; the json module for what orjson refuses (e.g. non-string keys)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, separators=(",", ":")).encode()
+
+
 def _event(line: bytes) -> dict[str, Any]:
     try:
-        event = json.loads(line)
+        event = _loads(line)
     except ValueError as err:
         raise KubeUnavailable(f"undecodable watch event: {err}") from err
     if not isinstance(event, dict):
