@@ -192,6 +192,12 @@ def _without_scale_rule(role: dict[str, Any]) -> dict[str, Any]:
     return role
 
 
+def _scale_denied(c: Controller) -> bool:
+    """A read of /scale refused, or (once the watch cache answers reads) a write refused."""
+    return bool(c.metric("prom_autoscaler_controller_reconciliations_total", result="failed_get_scale")
+                or c.metric("prom_autoscaler_controller_scale_writes_total", result="error"))
+
+
 def _without_metrics_read(role: dict[str, Any]) -> dict[str, Any]:
     role["rules"] = [r for r in role["rules"] if "external.metrics.k8s.io" not in r.get("apiGroups", [])]
     return role
@@ -199,9 +205,7 @@ def _without_metrics_read(role: dict[str, Any]) -> dict[str, Any]:
 
 # (what is taken away, how, the sign that the controller tried and failed)
 MISSING_RULES = [
-    pytest.param("clusterrole", _without_scale_rule,
-                 lambda c: c.metric("prom_autoscaler_controller_reconciliations_total", result="failed_get_scale"),
-                 id="no /scale rule"),
+    pytest.param("clusterrole", _without_scale_rule, _scale_denied, id="no /scale rule"),
     pytest.param("clusterrole", _without_metrics_read,
                  lambda c: c.metric("prom_autoscaler_controller_reconciliations_total", result="blocked"),
                  id="no read on the metrics APIs"),
@@ -228,6 +232,26 @@ def test_one_missing_permission_stops_scaling(installed: Installed, kind: str,
             time.sleep(3)  # one more sync period
             assert _replicas(installed, name) == 1, log_tail(controller.log)
             assert controller.metric("prom_autoscaler_controller_scale_writes_total", result="success") == 0
+    finally:
+        for field in ("resourceVersion", "uid", "creationTimestamp", "managedFields"):
+            original["metadata"].pop(field, None)
+        cluster.apply(original)
+
+
+def test_without_list_watch_on_the_target_kind_scales_reads_fall_back_to_get(installed: Installed) -> None:
+    """An older ClusterRole (only get/update on /scale): scales are read with GET /scale per sync."""
+    cluster = installed.cluster
+    original = _get(cluster, "clusterrole", CONTROLLER, namespace="")
+    role = copy.deepcopy(original)
+    role["rules"] = [r for r in role["rules"]
+                     if not ("apps" in r.get("apiGroups", []) and r["verbs"] == ["list", "watch"])]
+    cluster.apply(role)
+    try:
+        _workload(installed, "legacy")
+        with Controller(installed, "ctl-legacy") as controller:
+            _wait(lambda: _replicas(installed, "legacy") == WANTED, timeout=60, what=f"legacy scaled to {WANTED}")
+            log = controller.log.read_text()
+            assert log.count("reading its scale with GET /scale per sync instead") == 1, log_tail(controller.log)
     finally:
         for field in ("resourceVersion", "uid", "creationTimestamp", "managedFields"):
             original["metadata"].pop(field, None)
