@@ -64,7 +64,7 @@ class WorkerPool(Generic[K]):
             self._on_start(due)
             task = asyncio.create_task(self._one(due.key), name=f"sync {due.key}")
             self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(self._finished)
         return len(started)
 
     async def _one(self, key: K) -> None:
@@ -78,7 +78,13 @@ class WorkerPool(Generic[K]):
         finally:
             self._queue.done(key, now=self._clock(), failed=failed)
             self._on_done(key, failed)
-            self._wake.set()
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        # Wake the dispatcher only once the slot is free: woken from inside the sync (before the
+        # task is done and discarded), it could see every slot still taken, wait for the idle
+        # timeout, and leave due keys waiting while nothing runs.
+        self._tasks.discard(task)
+        self._wake.set()
 
     def seconds_until_next(self) -> float:
         nxt = self._queue.next_due()

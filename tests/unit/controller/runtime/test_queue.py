@@ -231,3 +231,29 @@ async def test_pool_reports_lateness_and_failures_and_idles_when_not_leader() ->
     assert late == [2.0, 2.0, 2.0]
     assert sorted(outcomes) == [("bad", True), ("good", False), ("worse", True)]
     assert q.due_time("bad") == pytest.approx(3.0), "failed: retried after the limiter's delay"
+
+
+async def test_the_dispatcher_starts_the_next_due_key_as_soon_as_a_slot_frees() -> None:
+    """With every slot taken, a finished sync must wake the dispatcher after its slot is free;
+    woken before that, it saw no free slot, idled for an hour and left due keys waiting."""
+    clock = FakeClock(0.0)
+    q: DueQueue[str] = DueQueue(limiter=NoRetryLimit())
+    started: list[str] = []
+
+    async def sync(key: str) -> bool:
+        started.append(key)
+        await asyncio.sleep(0)
+        return True
+
+    pool = WorkerPool(q, sync, concurrency=2, clock=clock)
+    for i in range(6):
+        q.add(f"k{i}", uid=f"u{i}", period=15.0, now=0.0, immediate=True)
+    dispatcher = asyncio.create_task(pool.run())
+    try:
+        for _ in range(50):
+            await asyncio.sleep(0)
+            if len(started) == 6:
+                break
+        assert sorted(started) == [f"k{i}" for i in range(6)]
+    finally:
+        dispatcher.cancel()
