@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 import yaml
 
+from hack.controller_stack import wait_until
 from hack.local_prometheus import free_port
 from hack.processes import log_tail, spawn_logged, terminate
 from tests.fixtures.adapter import RunningAdapter
@@ -92,17 +93,6 @@ def installed(helm: Helm, prometheus: LocalPrometheus, tmp_path_factory: pytest.
             adapter.stop()
 
 
-def _wait(check: Callable[[], Any], *, timeout: float, what: str, interval: float = 0.25) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"{what}: not after {timeout}s (last: {last!r})")
-
-
 class Controller:
     """`python -m controller` with the installed Deployment's command line, as the chart's
     ServiceAccount; /metrics on a local port."""
@@ -123,7 +113,7 @@ class Controller:
 
     def __enter__(self) -> Controller:
         self.proc = spawn_logged(self.argv, self.log, cwd=REPO, env=self.env)
-        _wait(lambda: self.get("/healthz") is not None or self.proc is None or self.proc.poll() is not None,
+        wait_until(lambda: self.get("/healthz") is not None or self.proc is None or self.proc.poll() is not None,
               timeout=30, what="controller /healthz")
         assert self.proc.poll() is None, f"controller exited:\n{log_tail(self.log)}"
         return self
@@ -174,10 +164,10 @@ def test_controller_scales_with_nothing_but_the_chart_rbac(installed: Installed)
     _workload(installed, "web")
     with Controller(installed, "ctl-full") as controller:
         try:
-            _wait(lambda: _replicas(installed, "web") == WANTED, timeout=60, what=f"web scaled to {WANTED}")
-            status = _wait(lambda: (_get(installed.cluster, "promautoscaler", "web", WORKLOAD_NS).get("status") or {})
+            wait_until(lambda: _replicas(installed, "web") == WANTED, timeout=60, what=f"web scaled to {WANTED}")
+            status = wait_until(lambda: (_get(installed.cluster, "promautoscaler", "web", WORKLOAD_NS).get("status") or {})
                            .get("desiredReplicas") == WANTED, timeout=30, what="status.desiredReplicas written")
-        except AssertionError as err:
+        except TimeoutError as err:
             raise AssertionError(f"{err}\n{log_tail(controller.log)}") from None
         assert status
         # Every call it made was allowed: nothing it reads or writes is missing from the chart's RBAC.
@@ -228,7 +218,7 @@ def test_one_missing_permission_stops_scaling(installed: Installed, kind: str,
     try:
         _workload(installed, name)
         with Controller(installed, f"ctl-{name}") as controller:
-            _wait(lambda: tried(controller), timeout=30, what="the controller tried")
+            wait_until(lambda: tried(controller), timeout=30, what="the controller tried")
             time.sleep(3)  # one more sync period
             assert _replicas(installed, name) == 1, log_tail(controller.log)
             assert controller.metric("prom_autoscaler_controller_scale_writes_total", result="success") == 0
@@ -249,7 +239,7 @@ def test_without_list_watch_on_the_target_kind_scales_reads_fall_back_to_get(ins
     try:
         _workload(installed, "legacy")
         with Controller(installed, "ctl-legacy") as controller:
-            _wait(lambda: _replicas(installed, "legacy") == WANTED, timeout=60, what=f"legacy scaled to {WANTED}")
+            wait_until(lambda: _replicas(installed, "legacy") == WANTED, timeout=60, what=f"legacy scaled to {WANTED}")
             log = controller.log.read_text()
             assert log.count("reading its scale with GET /scale per sync instead") == 1, log_tail(controller.log)
     finally:
@@ -290,7 +280,7 @@ def test_alerts_use_metric_names_the_binaries_expose(installed: Installed) -> No
     admin = installed.cluster.admin_token
     adapter_text = installed.adapter.request("/metrics", token=admin, verify=False).text
     with Controller(installed, "ctl-metrics") as controller:
-        _wait(lambda: controller.metric("prom_autoscaler_controller_leader") == 1, timeout=30, what="leading")
+        wait_until(lambda: controller.metric("prom_autoscaler_controller_leader") == 1, timeout=30, what="leading")
         controller_text = controller.get("/metrics") or ""
     exposed = {re.sub(r"_(bucket|count|sum|total|created)$", "", line.split()[2])
                for line in (adapter_text + controller_text).splitlines() if line.startswith("# TYPE ")}
@@ -324,9 +314,9 @@ def test_preview_decides_native_hpas_and_writes_nothing(installed: Installed) ->
         try:
             # 4, not 5: the target never leaves 1 replica, so upstream's first-step limit
             # max(2 × current, 4) caps every preview decision.
-            _wait(lambda: controller.metric("prom_autoscaler_controller_desired_replicas", namespace=WORKLOAD_NS,
+            wait_until(lambda: controller.metric("prom_autoscaler_controller_desired_replicas", namespace=WORKLOAD_NS,
                                             name="native") == 4, timeout=60, what="preview decision published")
-        except AssertionError as err:
+        except TimeoutError as err:
             debug = controller.get(f"/debug/decisions/HorizontalPodAutoscaler/{WORKLOAD_NS}/native")
             raise AssertionError(f"{err}\n{debug}\n{controller.get('/metrics')}\n{log_tail(controller.log)}") from None
         time.sleep(1)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import ssl
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from hack.controller_stack import wait_until
 import yaml
 
 from hack import metrics_stack
@@ -79,17 +80,6 @@ def _kubeconfig_credentials(path: Path) -> tuple[str, bytes]:
     token = next(u["user"]["token"] for u in config["users"] if "token" in u["user"])
     ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"])
     return token, ca
-
-
-def wait_until(check: Any, *, timeout: float, interval: float = 0.2, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(interval)
-    raise TimeoutError(f"{what or check} not true after {timeout}s (last: {last!r})")
 
 
 @pytest.fixture(scope="session")
