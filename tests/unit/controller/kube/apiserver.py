@@ -22,7 +22,32 @@ def status(code: int, reason: str, message: str, details=None) -> web.Response:
     return web.json_response(body, status=code)
 
 
-class WritesServer:
+class InProcessServer:
+    """Serves `_route` on a loopback port and hands out a started KubeClient for it."""
+
+    server: TestServer | None = None
+    client: KubeClient | None = None
+
+    async def start(self) -> KubeClient:
+        app = web.Application()
+        app.router.add_route("*", "/{rest:.*}", self._route)
+        self.server = TestServer(app, host="127.0.0.1")
+        await self.server.start_server()
+        self.client = KubeClient(KubeConfig(server=str(self.server.make_url("")).rstrip("/")), timeout=2.0)
+        await self.client.start()
+        return self.client
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+        if self.server is not None:
+            await self.server.close()
+
+    async def _route(self, request: web.Request) -> web.StreamResponse:
+        raise NotImplementedError
+
+
+class WritesServer(InProcessServer):
     def __init__(self) -> None:
         self.rv = 500
         self.discovery: dict[str, dict] = {
@@ -46,21 +71,6 @@ class WritesServer:
     def add_scale(self, collection: str, namespace: str, name: str, replicas: int, selector: str = "") -> None:
         self.rv += 1
         self.scales[(collection, namespace, name)] = {"replicas": replicas, "rv": str(self.rv), "selector": selector}
-
-    async def start(self) -> KubeClient:
-        app = web.Application()
-        app.router.add_route("*", "/{rest:.*}", self._route)
-        self.server = TestServer(app, host="127.0.0.1")
-        await self.server.start_server()
-        self.client = KubeClient(KubeConfig(server=str(self.server.make_url("")).rstrip("/")), timeout=2.0)
-        await self.client.start()
-        return self.client
-
-    async def close(self) -> None:
-        if self.client is not None:
-            await self.client.close()
-        if self.server is not None:
-            await self.server.close()
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         path = request.path

@@ -14,15 +14,14 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from kubecommon.kube.client import KubeClient
-from kubecommon.kube.config import KubeConfig
 
-from .apiserver import status
+from .apiserver import InProcessServer, status
 
 _SCALABLE = {"deployments": "Deployment", "statefulsets": "StatefulSet", "widgets": "Widget",
              "gadgets": "Gadget"}
 
 
-class ScaleServer:
+class ScaleServer(InProcessServer):
     def __init__(self) -> None:
         self.rv = 100
         self.discovery = {
@@ -68,22 +67,10 @@ class ScaleServer:
     def scale_calls(self) -> list[str]:
         return [c for c in self.calls if c.endswith("/scale")]
 
-    async def start(self) -> KubeClient:
-        app = web.Application()
-        app.router.add_route("*", "/{rest:.*}", self._route)
-        self.server = TestServer(app, host="127.0.0.1")
-        await self.server.start_server()
-        self.client = KubeClient(KubeConfig(server=str(self.server.make_url("")).rstrip("/")), timeout=2.0)
-        await self.client.start()
-        return self.client
-
     async def close(self) -> None:
         for _, queue in self.watchers:
             queue.put_nowait(b"")
-        if self.client is not None:
-            await self.client.close()
-        if self.server is not None:
-            await self.server.close()
+        await super().close()
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         path = request.path
