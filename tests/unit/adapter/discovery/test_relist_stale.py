@@ -10,15 +10,8 @@ from adapter.prometheus import errors
 from adapter.prometheus.api import BackendHealth
 from adapter.prometheus.fake import FakePrometheus
 from adapter.rules.compile import CompiledConfig
-from tests.unit.adapter.test_registry_relist import (  # noqa: F401 - fixtures
-    NOW,
-    POD_QUERY,
-    Clock,
-    Sleeps,
-    compiled,
-    metrics_of,
-    prom,
-)
+
+from .conftest import NOW, POD_QUERY, Clock, Sleeps, metrics_of
 
 WINDOW = 120.0
 

@@ -9,7 +9,7 @@ import pytest
 from adapter.config import ConfigError
 from adapter.rules.compile import RuleKind
 from adapter.rules.resources import GroupResource
-from tests.unit.adapter.rules_helpers import compile_text
+from tests.unit.adapter.rules.helpers import compile_text
 
 
 def one_rule(body: str, *, external: bool = False):  # type: ignore[no-untyped-def]

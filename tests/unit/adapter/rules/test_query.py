@@ -11,7 +11,7 @@ from adapter.rules.query import build_query
 from adapter.rules.template_args import QUERY_FIELDS
 from adapter.rules.resources import GroupResource
 from kubecommon.selectors import parse_selector
-from tests.unit.adapter.rules_helpers import DEFAULT_CONFIG_KUBE_PREFIX, REGISTRY_TEST_TABLE, compile_text
+from tests.unit.adapter.rules.helpers import DEFAULT_CONFIG_KUBE_PREFIX, REGISTRY_TEST_TABLE, compile_text
 
 
 class Identity:

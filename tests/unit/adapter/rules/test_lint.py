@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapter.rules.lint import Severity, lint_config
-from tests.unit.adapter.rules_helpers import compile_text
+from tests.unit.adapter.rules.helpers import compile_text
 
 
 def warnings_for(text: str) -> list[str]:

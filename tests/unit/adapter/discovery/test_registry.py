@@ -18,7 +18,7 @@ from adapter.discovery.registry import (
 )
 from adapter.rules import query
 from tests import paths
-from tests.unit.adapter.rules_helpers import DEFAULT_CONFIG_KUBE_PREFIX
+from tests.unit.adapter.rules.helpers import DEFAULT_CONFIG_KUBE_PREFIX
 from adapter.rules.compile import CompiledConfig, compile_config
 from adapter.rules.resources import GroupResource, ResourceTable
 from kubecommon.selectors import parse_selector

@@ -9,7 +9,7 @@ from adapter.rules.resources import (
     DEFAULT_TABLE, GroupResource, NoLabelForResource, ResourceTable, is_root_scoped_for_discovery,
     sanitize_group,
 )  # fmt: skip
-from tests.unit.adapter.rules_helpers import compile_text
+from tests.unit.adapter.rules.helpers import compile_text
 
 
 @pytest.mark.parametrize(("text", "group", "resource"), [
