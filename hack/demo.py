@@ -47,10 +47,10 @@ from adapter.rules import query  # noqa: E402
 from adapter.rules.compile import CompiledConfig, compile_config  # noqa: E402
 from adapter.rules.resources import GroupResource  # noqa: E402
 from hack.demo_served import Then  # noqa: E402
-from hack.local_prometheus import PROMETHEUS_BINARY, LocalPrometheus  # noqa: E402
-from hack.local_prometheus import INSTALL_HINT  # noqa: E402
-from hack.metrics_stack import AdapterProcess, StandIn  # noqa: E402
-from hack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo  # noqa: E402
+from hack.stack.local_prometheus import PROMETHEUS_BINARY, LocalPrometheus  # noqa: E402
+from hack.stack.local_prometheus import INSTALL_HINT  # noqa: E402
+from hack.stack.metrics_stack import AdapterProcess, StandIn  # noqa: E402
+from hack.stack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo  # noqa: E402
 from kubecommon.quantity import format_bytes, format_cpu_cores, format_decimal  # noqa: E402
 from kubecommon.selectors import Selector  # noqa: E402
 

@@ -3,7 +3,7 @@
 Creates a PromAutoscaler on the Deployment shop/web (run by the stand-in's workload simulator) with
 a Pods metric, `http_requests_in_flight` per pod against an AverageValue target, served by the
 adapter through the aggregation layer from the sample exporter's gauges. It starts the real
-controller (`python -m controller run`, hack.controller_stack), then drives the app's load: a
+controller (`python -m controller run`, hack.stack.controller_stack), then drives the app's load: a
 baseline, a step up and a step down. The load is a total the demo spreads over the Deployment's
 current pods (each pod's gauge is total / pods), so the per-pod metric falls as the controller adds
 replicas, as it would for a real app behind a load balancer.
@@ -30,8 +30,8 @@ from typing import Any, TextIO
 
 import yaml
 
-from hack import metrics_stack
-from hack.controller_stack import (
+from hack.stack import metrics_stack
+from hack.stack.controller_stack import (
     CRD_FILE,
     PLURAL,
     ControllerProcess,
@@ -43,8 +43,8 @@ from hack.controller_stack import (
 from hack.demo_autoscale_record import Cluster, Recorder
 from hack.demo_live import LiveView
 from hack.demo_report import Recording, render_html
-from hack.local_prometheus import LocalPrometheus
-from hack.sample_exporter import SampleExporter
+from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity
 
 __all__ = ["DEFAULT", "FAST", "Cluster", "Scenario", "attach_stack", "run_autoscale"]

@@ -25,7 +25,7 @@ from typing import Any
 
 from hack.demo_live import Frame, Progress
 from hack.demo_report import Recording, Sample, ScaleEvent
-from hack.sample_exporter import SampleExporter
+from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity, QuantityError
 
 

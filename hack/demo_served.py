@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hack import metrics_stack
-from hack.local_prometheus import LocalPrometheus, free_port
-from hack.sample_exporter import FakePod, SampleExporter, populate_demo
+from hack.stack import metrics_stack
+from hack.stack.local_prometheus import LocalPrometheus, free_port
+from hack.stack.sample_exporter import FakePod, SampleExporter, populate_demo
 
 __all__ = ["Then", "run_phase2"]
 

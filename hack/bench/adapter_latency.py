@@ -50,10 +50,10 @@ if str(ROOT) not in sys.path:
 import aiohttp  # noqa: E402
 import yaml  # noqa: E402
 
-from hack import metrics_stack  # noqa: E402
-from hack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
-from hack.processes import log_tail, spawn_logged, terminate  # noqa: E402
-from hack.sample_exporter import FakePod, SampleExporter  # noqa: E402
+from hack.stack import metrics_stack  # noqa: E402
+from hack.stack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
+from hack.stack.processes import log_tail, spawn_logged, terminate  # noqa: E402
+from hack.stack.sample_exporter import FakePod, SampleExporter  # noqa: E402
 from kubecommon import tls  # noqa: E402
 
 METRIC = "http_requests_per_second"

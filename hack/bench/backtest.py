@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hack.backfill import BackfilledPrometheus, openmetrics
+from hack.stack.backfill import BackfilledPrometheus, openmetrics
 
 BAR_DECIDE_S, BAR_TOTAL_S = 10.0, 30.0
 STEP = 15

@@ -42,9 +42,9 @@ from typing import Any
 
 import yaml
 
-from hack.controller_stack import parse_metrics, wait_until
-from hack.local_prometheus import free_port
-from hack.processes import log_tail, spawn_logged, spawn_until_line, terminate
+from hack.stack.controller_stack import parse_metrics, wait_until
+from hack.stack.local_prometheus import free_port
+from hack.stack.processes import log_tail, spawn_logged, spawn_until_line, terminate
 
 REPO = Path(__file__).resolve().parents[2]
 PERIOD = 15.0

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hack.bench.standin_list import NAMESPACE, load, start_standin
-from hack.processes import terminate
+from hack.stack.processes import terminate
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import load_kube_config
 

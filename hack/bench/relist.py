@@ -121,8 +121,8 @@ def _measure(mode: str, url: str, repeat: int) -> dict[str, Any]:
 
 # -- parent: Prometheus + exporter per size ----------------------------------------------------
 def _run_size(n: int, repeat: int) -> dict[str, Any]:
-    from hack.local_prometheus import LocalPrometheus
-    from hack.sample_exporter import SampleExporter
+    from hack.stack.local_prometheus import LocalPrometheus
+    from hack.stack.sample_exporter import SampleExporter
 
     exporter = SampleExporter()
     exporter.load_synthetic(n)

@@ -34,7 +34,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from hack.processes import spawn_until_line, terminate
+from hack.stack.processes import spawn_until_line, terminate
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "bench"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapter import check_config
-from hack.local_prometheus import LocalPrometheus
+from hack.stack.local_prometheus import LocalPrometheus
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 

@@ -17,8 +17,8 @@ from adapter.prometheus.settings import PrometheusSettings
 from adapter.rules import query
 from adapter.rules.compile import CompiledConfig, compile_config
 from adapter.rules.resources import GroupResource
-from hack.local_prometheus import LocalPrometheus
-from hack.sample_exporter import demo_pods
+from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.sample_exporter import demo_pods
 from kubecommon.selectors import Selector, parse_selector
 from tests.paths import REPO
 

@@ -17,8 +17,8 @@ from adapter.prometheus.client import PrometheusClient
 from adapter.prometheus.settings import PrometheusSettings
 from adapter.rules.compile import compile_config
 from adapter.rules.resources import GroupResource
-from hack.local_prometheus import LocalPrometheus
-from hack.sample_exporter import SampleExporter
+from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.sample_exporter import SampleExporter
 from tests.fixtures.adapter import run_adapter
 
 pytestmark = [pytest.mark.integration]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hack.local_prometheus import LocalPrometheus
+from hack.stack.local_prometheus import LocalPrometheus
 from tests.fixtures.adapter import RunningAdapter, start_adapter
 from tests.integration.adapter.fault_proxy import FaultProxy
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hack.local_prometheus import LocalPrometheus
+from hack.stack.local_prometheus import LocalPrometheus
 from tests.fixtures.adapter import RunningAdapter, start_adapter
 
 pytestmark = [pytest.mark.integration]

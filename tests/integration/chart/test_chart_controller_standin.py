@@ -35,9 +35,9 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.controller_stack import wait_until
-from hack.local_prometheus import free_port
-from hack.processes import log_tail, spawn_logged, terminate
+from hack.stack.controller_stack import wait_until
+from hack.stack.local_prometheus import free_port
+from hack.stack.processes import log_tail, spawn_logged, terminate
 from tests.fixtures.adapter import RunningAdapter
 from tests.fixtures.prometheus import LocalPrometheus
 from tests.fixtures.standin import StandIn, start_standin

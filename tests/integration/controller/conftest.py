@@ -1,4 +1,4 @@
-"""The controller's end-to-end stack, started once per session (hack.controller_stack): exporter,
+"""The controller's end-to-end stack, started once per session (hack.stack.controller_stack): exporter,
 private Prometheus, the API-server stand-in with its workload simulator, the adapter behind the
 four APIServices, and the PromAutoscaler CRD. Each test gets a fresh namespace and starts its own
 controller replicas (killed at teardown), each behind a recording proxy.
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hack.controller_stack import ControllerStack
+from hack.stack.controller_stack import ControllerStack
 
 FAST_FLAGS = ("--horizontal-pod-autoscaler-downscale-stabilization=10s", "--sync-period=3s",
               "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",

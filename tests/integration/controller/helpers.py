@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hack.controller_stack import ControllerProcess, ControllerStack
+from hack.stack.controller_stack import ControllerProcess, ControllerStack
 
 PAS = "promautoscalers.autoscaling.prom-autoscaler.io"
 SCALE_PATH = r"/scale$"

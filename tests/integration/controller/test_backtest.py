@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from controller.backtest.cli import main
-from hack.backfill import BackfilledPrometheus, openmetrics
+from hack.stack.backfill import BackfilledPrometheus, openmetrics
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 

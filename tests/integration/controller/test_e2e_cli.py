@@ -16,7 +16,7 @@ import pytest
 from controller.algorithm import ControllerConfig, complete, decide
 from controller.algorithm.spec import ExternalSamples, ScaleTarget, SyncInput
 from controller.kube.hpa_spec import autoscaler_spec
-from hack.controller_stack import REPO, ControllerStack, deployment, external_metric, promautoscaler, wait_until
+from hack.stack.controller_stack import REPO, ControllerStack, deployment, external_metric, promautoscaler, wait_until
 
 from .conftest import FAST_FLAGS
 

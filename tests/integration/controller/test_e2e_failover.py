@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from hack.controller_stack import ControllerStack, deployment, external_metric, promautoscaler, wait_until
+from hack.stack.controller_stack import ControllerStack, deployment, external_metric, promautoscaler, wait_until
 
 from .conftest import FAST_FLAGS
 from .helpers import event_reasons, scale_writes

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from hack.controller_stack import REPO, ControllerStack, deployment, external_metric, promautoscaler, wait_until
+from hack.stack.controller_stack import REPO, ControllerStack, deployment, external_metric, promautoscaler, wait_until
 
 from .conftest import FAST_FLAGS
 from .helpers import controller_events, event_reasons, has_condition, scale_writes, writes

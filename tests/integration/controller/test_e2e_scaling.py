@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from hack.controller_stack import (ControllerStack, deployment, external_metric, promautoscaler,
+from hack.stack.controller_stack import (ControllerStack, deployment, external_metric, promautoscaler,
                                    wait_until)
 
 from .conftest import FAST_FLAGS

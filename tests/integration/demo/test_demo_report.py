@@ -1,4 +1,4 @@
-"""`make demo`'s autoscaling phase, run in --fast mode on the real stack (hack.controller_stack):
+"""`make demo`'s autoscaling phase, run in --fast mode on the real stack (hack.stack.controller_stack):
 the controller scales the sample app up and back down, the terminal says why, and the HTML page is
 well-formed and holds the replica series the controller wrote.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from hack.controller_stack import ControllerStack
+from hack.stack.controller_stack import ControllerStack
 from hack.demo_autoscale import FAST, run_autoscale
 
 pytestmark = pytest.mark.integration

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from hack.metrics_stack import cluster_objects
-from hack.sample_exporter import FakePod
+from hack.stack.metrics_stack import cluster_objects
+from hack.stack.sample_exporter import FakePod
 
 from .conftest import Stack, wait_until
 

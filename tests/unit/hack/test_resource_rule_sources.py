@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import yaml
 
-from hack import metrics_stack
+from hack.stack import metrics_stack
 from tests import paths
 from tests.unit.adapter.services import conftest as services_fixture
 

@@ -12,7 +12,7 @@ from kubecommon.kube.objects import KubeObject
 from adapter.prometheus.api import Sample
 from adapter.rules import compile_config
 from adapter.rules.compile import CompiledConfig
-from hack.metrics_stack import demo_resource_rules
+from hack.stack.metrics_stack import demo_resource_rules
 
 _CUSTOM_AND_EXTERNAL_RULES = r"""
 rules:

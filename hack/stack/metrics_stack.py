@@ -9,7 +9,7 @@ SubjectAccessReview, and reads its objects from watch caches of the stand-in.
 
 Everything binds 127.0.0.1. Processes are started with `subprocess` and stopped by their own pid.
 
-Non-goals: Prometheus (hack.local_prometheus) and its exporter (hack.sample_exporter).
+Non-goals: Prometheus (hack.stack.local_prometheus) and its exporter (hack.stack.sample_exporter).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hack.adapter_child import AdapterChild
-from hack.local_prometheus import free_port
-from hack.processes import spawn_until_line, terminate
-from hack.sample_exporter import FakePod
+from hack.stack.adapter_child import AdapterChild
+from hack.stack.local_prometheus import free_port
+from hack.stack.processes import spawn_until_line, terminate
+from hack.stack.sample_exporter import FakePod
 
 __all__ = [
     "ADAPTER_SERVICE",
@@ -38,10 +38,10 @@ __all__ = [
     "cluster_objects",
 ]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ADAPTER_SERVICE = ("monitoring", "prom-autoscaler")
 
-# Rules over the sample exporter's series (hack/sample_exporter.py): pods, services, namespaces and
+# Rules over the sample exporter's series (hack/stack/sample_exporter.py): pods, services, namespaces and
 # deployments from request counters and gauges; nodes (cluster-scoped); external queue depth in two
 # flavours (namespaced and `namespaced: false`); cAdvisor/kubelet-style resource rules.
 _CUSTOM_AND_EXTERNAL_RULES = r"""

@@ -21,7 +21,7 @@ pods, pre-rendered once, for the relist benchmark.
 
 Non-goals: histograms/summaries, exemplars, OpenMetrics negotiation, anything beyond loopback.
 
-Run standalone:  python -m hack.sample_exporter --port 9101 [--pods 6 | --synthetic 100000]
+Run standalone:  python -m hack.stack.sample_exporter --port 9101 [--pods 6 | --synthetic 100000]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The part every wrapper of a `python -m adapter` child process shares.
 
-hack.metrics_stack.AdapterProcess (demo, benchmark, end-to-end tests: the adapter wired to the
+hack.stack.metrics_stack.AdapterProcess (demo, benchmark, end-to-end tests: the adapter wired to the
 API-server stand-in) and tests.fixtures.adapter.RunningAdapter (integration tests: the adapter
 alone, with requests made straight to it) build different command lines, but agree on where the
 adapter listens, where its serving certificate and log are, how it is started and stopped, and how
@@ -18,12 +18,12 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from hack.processes import log_tail, spawn_logged, terminate
+from hack.stack.processes import log_tail, spawn_logged, terminate
 from kubecommon import tls
 
 __all__ = ["AdapterChild"]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 class AdapterChild:

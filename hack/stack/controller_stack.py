@@ -7,11 +7,11 @@
     stack.close()
 
 What runs (every piece a real process or server, wired as in a cluster):
-* the sample exporter and a private Prometheus scraping it every second (hack.local_prometheus);
+* the sample exporter and a private Prometheus scraping it every second (hack.stack.local_prometheus);
 * the API-server stand-in with its workload simulator (Deployments get ReplicaSets and Ready pods),
-  the adapter registered through the four APIServices (hack.metrics_stack), and the PromAutoscaler
+  the adapter registered through the four APIServices (hack.stack.metrics_stack), and the PromAutoscaler
   CRD applied from the chart (`charts/prom-autoscaler/crds/promautoscalers.yaml`);
-* per controller replica: an `ApiProxy` (hack.api_proxy) in front of the stand-in, recording every
+* per controller replica: an `ApiProxy` (hack.stack.api_proxy) in front of the stand-in, recording every
   request and able to answer some with a 409, and `python -m controller run` with a kubeconfig
   pointing at that proxy. The controller reads metrics only through the aggregation layer.
 
@@ -39,17 +39,17 @@ from typing import Any
 
 import yaml
 
-from hack import metrics_stack
-from hack.api_proxy import ApiProxy
-from hack.local_prometheus import LocalPrometheus, free_port
-from hack.processes import log_tail, spawn_logged, terminate
-from hack.sample_exporter import SampleExporter
+from hack.stack import metrics_stack
+from hack.stack.api_proxy import ApiProxy
+from hack.stack.local_prometheus import LocalPrometheus, free_port
+from hack.stack.processes import log_tail, spawn_logged, terminate
+from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity
 
 __all__ = ["CRD_FILE", "ControllerProcess", "ControllerStack", "deployment", "external_metric", "parse_metrics",
            "promautoscaler", "wait_until"]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CRD_FILE = REPO / "charts" / "prom-autoscaler" / "crds" / "promautoscalers.yaml"
 GROUP, VERSION, PLURAL = "autoscaling.prom-autoscaler.io", "v1alpha1", "promautoscalers"
 

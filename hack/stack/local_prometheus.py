@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hack.processes import log_tail, spawn_logged, terminate
+from hack.stack.processes import log_tail, spawn_logged, terminate
 
 __all__ = ["PROMETHEUS_BINARY", "LocalPrometheus", "PrometheusNotInstalled", "free_port"]
 

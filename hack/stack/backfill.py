@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from hack.local_prometheus import LocalPrometheus
+from hack.stack.local_prometheus import LocalPrometheus
 
 __all__ = ["BackfilledPrometheus", "PROMTOOL", "openmetrics"]
 
