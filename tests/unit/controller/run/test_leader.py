@@ -17,7 +17,7 @@ import pytest
 
 from controller.run.leader import LeaderElector
 
-from .fakes import FakeLeases, virtual_time
+from .leader_fakes import FakeLeases, virtual_time
 
 MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 FOLLOWER_RETRY_MAX = 2.0 * 2.2  # retry period × (1 + JitterFactor)

@@ -10,7 +10,7 @@ import pytest
 from controller.algorithm import pods as pd
 from controller.algorithm.errors import MetricError
 from controller.algorithm.pods import ContainerInfo, ContainerUsage, PodInfo, PodMetric, PodMetricsItem, ReadyStatus
-from tests.unit.controller.harness import NOW, READINESS, ZERO
+from tests.unit.controller.algorithm.harness import NOW, READINESS, ZERO
 
 SUCCEEDED = pd.PodPhase.SUCCEEDED
 

@@ -9,7 +9,7 @@ from controller.algorithm import sources
 from controller.algorithm.errors import MetricError
 from controller.algorithm.ratio import Tolerances
 from controller.algorithm.sources import Why
-from tests.unit.controller.harness import (
+from tests.unit.controller.algorithm.harness import (
     COOL, FAILED, HOT, NOW, PENDING, READINESS, RUNNING, F, T, harness_metrics, harness_pods,
 )  # fmt: skip
 

@@ -13,7 +13,7 @@ from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from kubecommon.kube.objects import KubeObject, from_api
 
-from tests.unit.controller.runtime.world import KEY, World, pas_json
+from tests.unit.controller.world import KEY, World, pas_json
 
 
 class Recorder:

@@ -11,7 +11,7 @@ import pytest
 from controller.algorithm import Outcome, complete, decide
 from controller.algorithm.behavior import Behavior, PolicyType, ScaleHistory, ScalingPolicy, ScalingRules, SelectPolicy
 from controller.algorithm.spec import MetricSpec, MetricTarget, SourceType, SyncInput, TargetType
-from tests.unit.controller.harness import (
+from tests.unit.controller.algorithm.harness import (
     ABLE, ACTIVE, CONFIG, COOL, CPU, HOT, LIMITED, NOW, F, T, conditions, harness_pods, pod_samples, sync,
 )  # fmt: skip
 

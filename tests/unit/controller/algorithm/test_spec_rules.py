@@ -20,7 +20,7 @@ from controller.algorithm.decision import Outcome
 from controller.algorithm.ratio import Tolerances
 from controller.algorithm.sources import Why
 from controller.algorithm.spec import FetchFailure
-from tests.unit.controller.harness import (
+from tests.unit.controller.algorithm.harness import (
     CONFIG, COOL, CPU, HOT, NOW, QPS_EXTERNAL, READINESS, F, T, conditions, harness_metrics, harness_pods, pod_samples,
     sync,
 )  # fmt: skip

@@ -12,7 +12,7 @@ from controller.run.queue import Due
 from controller.reconcile_state import Result
 from controller.telemetry import ControllerTelemetry, build_http_app
 
-from tests.unit.controller.runtime.world import KEY, World, external, pas_json
+from tests.unit.controller.world import KEY, World, external, pas_json
 
 
 async def scaled_world() -> World:

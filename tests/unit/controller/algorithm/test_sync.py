@@ -24,7 +24,7 @@ from controller.algorithm.spec import (
     ExternalSamples, FetchFailure, HpaStatus, MetricSpec, MetricTarget,
     ObjectRef, ObjectSample, PodSamples, SelectorProblem, SourceType, TargetType,
 )  # fmt: skip
-from tests.unit.controller.harness import (
+from tests.unit.controller.algorithm.harness import (
     ABLE, ACTIVE, CONFIG, CPU, LIMITED, NOW, QPS_EXTERNAL, conditions, pod_samples, sync,
 )  # fmt: skip
 
