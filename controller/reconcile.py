@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from controller.algorithm import ControllerConfig, Decision, Outcome, complete, decide, failed_get_scale
+from controller.algorithm.behavior import ScaleHistory
 from controller.algorithm.conditions import Event, EventReason, EventType, event_rescale
 from controller.algorithm.pods import PodInfo
 from controller.algorithm.spec import FetchFailure, Observation, ScaleTarget, SelectorProblem, SyncInput
@@ -42,7 +43,7 @@ from controller.kube.last_decision import limiting_reason
 from controller.kube.status import StatusDraft, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
-                                        with_initial_recommendation)  # fmt: skip
+                                        restorable, with_initial_recommendation)  # fmt: skip
 from kubecommon.kube.errors import KubeError
 from kubecommon.selectors import SelectorError
 
@@ -157,6 +158,7 @@ class Reconciler:
         if obj.history is None:
             return ()
         state.history, state.fresh_restore = obj.history, True
+        state.checkpointed = obj.history
         age = ("" if obj.history_saved_at is None
                else f" saved {max(0.0, self._clock() - obj.history_saved_at):.0f}s ago")
         h = obj.history
@@ -251,10 +253,20 @@ class Reconciler:
         compares, so a sync that writes nothing never builds the whole document)."""
         previous = state.written if state.written is not None else obj.status_json
         new = self._status_draft(report, previous)
-        due = state.written_at is not None and report.now - state.written_at >= self._checkpoint_interval
-        if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written or due) is None:
+        covered = self._covered(state, report.decision)
+        due = (not covered and state.written_at is not None
+               and report.now - state.written_at >= self._checkpoint_interval)  # fmt: skip
+        if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written or due,
+                             history_restorable=covered) is None:  # fmt: skip
             return WriteResult.NONE
-        return await self._write_status(obj.key, state, new.to_dict(), now=report.now)
+        return await self._write_status(obj.key, state, new.to_dict(), now=report.now,
+                                        history=report.decision.history)  # fmt: skip
+
+    @staticmethod
+    def _covered(state: ObjectState, decision: Decision) -> bool:
+        """The checkpoint in status already restores to this decision's history (no timed save due)."""
+        history = decision.history
+        return history is None or restorable(state.checkpointed, history, decision.current_replicas)
 
     @staticmethod
     def _status_draft(report: SyncReport, previous: Mapping[str, Any]) -> StatusDraft:
@@ -267,7 +279,7 @@ class Reconciler:
         return StatusDraft(report.autoscaler, report.decision, now=report.now, finish_conditions=finish)
 
     async def _write_status(self, key: ObjectKey, state: ObjectState, status: Mapping[str, Any], *,
-                            now: float) -> WriteResult:  # fmt: skip
+                            now: float, history: ScaleHistory | None) -> WriteResult:  # fmt: skip
         if not self._is_leader():
             return WriteResult.SKIPPED_NOT_LEADER
         try:
@@ -277,6 +289,8 @@ class Reconciler:
             _log.warning("%s %s: status not written: %s", key.kind, key, err)
             return WriteResult.ERROR
         state.written, state.written_at = status, now
+        if history is not None:
+            state.checkpointed = history
         return WriteResult.SUCCESS
 
     async def checkpoint_all(self) -> int:
@@ -291,9 +305,12 @@ class Reconciler:
             new = self._status_draft(SyncReport(autoscaler=report.autoscaler, decision=report.decision,
                                                extra_conditions=report.extra_conditions,
                                                limiting_reason=report.limiting_reason, now=now), previous)  # fmt: skip
+            if self._covered(state, report.decision):
+                continue
             if plan_status_write(previous, new, now=now, force_checkpoint=True) is None:
                 continue
-            if await self._write_status(key, state, new.to_dict(), now=now) is WriteResult.SUCCESS:
+            if await self._write_status(key, state, new.to_dict(), now=now,
+                                        history=report.decision.history) is WriteResult.SUCCESS:  # fmt: skip
                 written += 1
         return written
 

@@ -28,7 +28,7 @@ from controller.kube.objects import Autoscaler
 from controller.kube.times import format_time
 
 __all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "overlay_conditions",
-           "with_initial_recommendation"]
+           "restorable", "with_initial_recommendation"]
 
 PREVIEW = "Preview"
 PREVIEW_MODE = "PreviewMode"
@@ -85,6 +85,7 @@ class ObjectState:
     fresh_restore: bool = False  # restored this sync: apply the initial-recommendation rule
     written: Mapping[str, Any] | None = None  # the status JSON this process last wrote
     written_at: float | None = None  # when (each write carries the history checkpoint)
+    checkpointed: ScaleHistory | None = None  # the history that status holds (restored or written)
     paused: bool = False
     status_error: str = ""
     last_report: SyncReport | None = None
@@ -94,6 +95,24 @@ def with_initial_recommendation(history: ScaleHistory, current: int, now: float)
     """Upstream's first-sync rule applied on top of a restored checkpoint: the current count is a
     recommendation now, so a restart never makes scale-down *less* conservative."""
     return history.with_recommendations((*history.recommendations, Recommendation(replicas=current, timestamp=now)))
+
+
+def restorable(saved: ScaleHistory | None, current: ScaleHistory, replicas: int) -> bool:
+    """Whether restoring `saved` (plus `with_initial_recommendation` at `replicas`) decides as
+    `current` does, so saving `current` would add nothing a restart could use.
+
+    True when the scale events are the same and every recommendation `current` has that `saved`
+    lacks is for `replicas`: the restore's own recommendation of `replicas` is newer than each of
+    them, so it is inside every stabilization window they are in. Recommendations `saved` has
+    and `current` dropped were outside the longest window already, and stay so. This is what
+    keeps a steady autoscaler from rewriting its status once a minute only to move timestamps.
+    """
+    if saved is None:
+        return not current.recommendations and not current.scale_up_events and not current.scale_down_events
+    if saved.scale_up_events != current.scale_up_events or saved.scale_down_events != current.scale_down_events:
+        return False
+    known = set(saved.recommendations)
+    return all(r.replicas == replicas or r in known for r in current.recommendations)
 
 
 def overlay_conditions(status: Mapping[str, Any], extras: tuple[ExtraCondition, ...], *,

@@ -13,8 +13,10 @@ most syncs, which write nothing, without building the whole document.
 
 `plan_status_write` says whether (and why) to write: at once when the status changed
 semantically (upstream's rule) or the decision's outcome or limiting reason changed; a history
-checkpoint when the stored one is `CHECKPOINT_INTERVAL_SECONDS` old; metric values alone at most
-every `METRICS_INTERVAL_SECONDS`. Under steady load that is at most two writes per minute.
+checkpoint when the stored one is `CHECKPOINT_INTERVAL_SECONDS` old and would not restore to the
+same decisions (the caller says so); metric values alone at most every
+`METRICS_INTERVAL_SECONDS`. Under steady load that is at most two writes per minute, and none
+while the metric values and the replicas hold still.
 
 Non-goals: the write itself (status_writer.py), native HPAs (never written). Pure: no I/O.
 """
@@ -225,8 +227,13 @@ def _age(text: Any, now: float) -> float:
     return float("inf") if when is None else now - when
 
 
-def plan_status_write(previous: Json, new: Json, *, now: float, force_checkpoint: bool = False) -> WriteReason | None:
-    """Why `new` must be written over `previous` now, or None to skip this write."""
+def plan_status_write(previous: Json, new: Json, *, now: float, force_checkpoint: bool = False,
+                      history_restorable: bool = False) -> WriteReason | None:  # fmt: skip
+    """Why `new` must be written over `previous` now, or None to skip this write.
+
+    `history_restorable`: the caller found that the checkpoint in `previous` restores to the
+    same decisions as the new history (`controller.reconcile_state.restorable`), so the timed
+    checkpoint is not due; `force_checkpoint` (a scale write, shutdown) saves it regardless."""
     if any(previous.get(key) != new.get(key) for key in _STABLE_FIELDS) or \
             _conditions_key(previous) != _conditions_key(new):
         return WriteReason.CHANGED
@@ -235,7 +242,7 @@ def plan_status_write(previous: Json, new: Json, *, now: float, force_checkpoint
     # the time checks first: they are cheap and rule out building the rows and metrics
     checkpoint = previous.get("scaleHistory")
     saved_at = checkpoint.get("savedAt") if isinstance(checkpoint, Mapping) else None
-    if force_checkpoint or _age(saved_at, now) >= CHECKPOINT_INTERVAL_SECONDS:
+    if force_checkpoint or (not history_restorable and _age(saved_at, now) >= CHECKPOINT_INTERVAL_SECONDS):
         new_rows = _history_rows(new)
         if new_rows and _history_rows(previous) != new_rows:
             return WriteReason.CHECKPOINT

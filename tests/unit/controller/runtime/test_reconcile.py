@@ -10,13 +10,14 @@ from controller.algorithm import ControllerConfig, complete, decide
 from controller.algorithm.pods import PodInfo
 from controller.kube.objects import autoscaler_from_object
 from controller.kube.ports import TargetRef
+from controller.kube.status import history_checkpoint
 from controller.algorithm.spec import ExternalSamples, FetchFailure, HpaStatus, ScaleTarget, SyncInput
 from controller.kube.fake import conflict_error
 from controller.metrics.source import MetricQuery
 from controller.preview import decision_document
 from controller.reconcile_state import Result, WriteResult
 
-from tests.unit.controller.runtime.world import KEY, NS, World, external, pas_json
+from tests.unit.controller.world import KEY, NS, World, external, pas_json
 
 DOWN_ONE_POD_PER_10_MIN = {"scaleDown": {"stabilizationWindowSeconds": 0,
                                          "policies": [{"type": "Pods", "value": 1, "periodSeconds": 600}]}}
@@ -135,23 +136,69 @@ async def test_a_failed_scale_read_never_scales() -> None:
     assert "FailedGetScale" in w.events.reasons(KEY)
 
 
-async def test_status_is_written_at_most_twice_a_minute_at_steady_load() -> None:
+async def test_a_steady_autoscaler_writes_its_status_once() -> None:
     w = World()
-    w.observe(30_000)  # exactly on target at 3 replicas
+    w.observe(30_000)  # exactly on target at 3 replicas: every recommendation is 3
     for _ in range(40):  # 10 minutes at 15 s
         await w.sync()
         w.now += 15
-    assert len(w.status.writes) <= 2 * 10 + 1
-    assert len(w.status.writes) >= 10, "the history checkpoint is still saved about once a minute"
+    assert len(w.status.writes) == 1, "a checkpoint that only moves timestamps is not written"
+
+
+async def test_a_held_scale_down_saves_its_history_about_once_a_minute() -> None:
+    w = World()
+    w.observe(20_000)  # wants 2 of 3; the 5-minute scale-down window holds 3 for 20 syncs
+    for _ in range(19):
+        await w.sync()
+        w.now += 15
+    assert w.replicas() == 3
+    assert 4 <= len(w.status.writes) <= 2 * 5 + 1
 
 
 async def test_a_shorter_checkpoint_interval_saves_history_more_often() -> None:
     w = World(checkpoint_interval=3.0)
-    w.observe(30_000)
+    w.observe(20_000)  # held scale-down: the recommendations differ from the replicas
     for _ in range(20):  # one minute at 3 s
         await w.sync()
         w.now += 3
     assert len(w.status.writes) >= 15
+
+
+UP_WINDOW_2_MIN = {"scaleUp": {"stabilizationWindowSeconds": 120}}
+
+
+@pytest.mark.parametrize(("behavior", "load", "restart_at"), [
+    pytest.param(None, [30_000] * 12 + [10_000] * 30, 12, id="steady-then-drop"),
+    pytest.param(None, [30_000] * 30 + [10_000] * 30, 30, id="long-steady-then-drop"),
+    pytest.param(None, [20_000] * 10 + [10_000] * 30, 10, id="held-scale-down"),
+    pytest.param(UP_WINDOW_2_MIN, [30_000] * 8 + [60_000] * 20, 14, id="scale-up-window-running"),
+    pytest.param(DOWN_ONE_POD_PER_10_MIN, [50_000] * 4 + [10_000] * 50, 30, id="scale-down-rate-limit"),
+])
+async def test_skipped_checkpoints_lose_nothing_a_restart_needs(behavior: dict[str, object] | None,
+                                                                load: list[int], restart_at: int) -> None:
+    """A restart from the status this controller left decides exactly as a restart from a
+    checkpoint of its whole in-memory history taken at that moment."""
+
+    async def replicas_over_time(checkpoint_first: bool) -> list[int]:
+        w = World(obj_json=pas_json(behavior=behavior))
+        seen = []
+        for k, total in enumerate(load):
+            if k == restart_at:
+                assert w.reconciler is not None
+                report = w.reconciler.last_report(KEY)
+                assert report is not None and report.decision.history is not None
+                if checkpoint_first:
+                    w.obj_json["status"]["scaleHistory"] = history_checkpoint(report.decision.history, w.now)
+                w.restart()
+            w.observe(total)
+            await w.sync()
+            seen.append(w.replicas())
+            w.now += 15
+        return seen
+
+    left, full = await replicas_over_time(False), await replicas_over_time(True)
+    assert left == full
+    assert len(set(full)) > 1, "the load scales the target after the restart"
 
 
 async def test_a_standby_writes_nothing() -> None:
