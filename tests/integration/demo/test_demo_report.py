@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from hack.stack.controller_stack import ControllerStack
-from hack.demo_autoscale import FAST, run_autoscale
+from hack.demo.autoscale import FAST, run_autoscale
 
 pytestmark = pytest.mark.integration
 

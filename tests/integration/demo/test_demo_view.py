@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from hack.demo_live import Frame, LiveView, Progress
-from hack.demo_report import Recording, Sample, ScaleEvent, render_html, render_svg
+from hack.demo.live import Frame, LiveView, Progress
+from hack.demo.report import Recording, Sample, ScaleEvent, render_html, render_svg
 
 
 def _frame(decided: str, replicas: int, reason: str = "DesiredWithinRange: ok",

@@ -1,6 +1,6 @@
 """`make demo`, the autoscaling page: one self-contained HTML file with an inline SVG chart.
 
-Input is what hack/demo_autoscale.py recorded while the controller ran: samples of the load the
+Input is what hack/demo/autoscale.py recorded while the controller ran: samples of the load the
 demo drove, the metric as the controller last read it, the Deployment's `/scale` replicas and the
 PromAutoscaler's `status.currentReplicas`/`desiredReplicas`, and the scale events (from
 `status.lastDecision` and the controller's `SuccessfulRescale` Events). The page draws the metric

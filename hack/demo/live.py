@@ -7,7 +7,7 @@ stabilization window, the scale-up rate-limit period); scale events are printed 
 and stay. Without a terminal (a pipe, a log, a test), one plain line is appended per controller
 decision or change, carrying the same facts and the window's progress as "window 4/10 s".
 
-Non-goals: reading anything (hack/demo_autoscale.py samples and passes `Frame`s in), colours
+Non-goals: reading anything (hack/demo/autoscale.py samples and passes `Frame`s in), colours
 beyond bold, terminals without ANSI cursor movement.
 """
 

@@ -6,9 +6,9 @@ series), starts the adapter and registers it with four APIService objects, then 
 `kubectl get --raw` and `kubectl top` answers: kubectl → stand-in (aggregation, front-proxy client
 certificate) → adapter (TokenReview/SubjectAccessReview, watch caches) → Prometheus.
 Finally it scales a Deployment and shows the new pod's metrics, served from the watch cache, and
-hands the running pieces to phase 3 (`then`: the controller closing the loop, hack/demo_autoscale.py).
+hands the running pieces to phase 3 (`then`: the controller closing the loop, hack/demo/autoscale.py).
 
-Non-goals: phase 1 (hack/demo.py explains discovery and the PromQL); anything off loopback.
+Non-goals: phase 1 (hack/demo/cli.py explains discovery and the PromQL); anything off loopback.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _served(standin: metrics_stack.StandIn, path: str, count: int) -> bool:
     return result.returncode == 0 and len(json.loads(result.stdout)["items"]) >= count
 
 
-# Phase 3 (hack/demo_autoscale.py) runs on phase 2's pieces before they stop.
+# Phase 3 (hack/demo/autoscale.py) runs on phase 2's pieces before they stop.
 Then = Callable[[metrics_stack.StandIn, metrics_stack.AdapterProcess], int]
 
 

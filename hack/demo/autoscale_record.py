@@ -8,7 +8,7 @@ conditions) and the controller's `/debug/decisions` document, keeps a `Sample`, 
 shows. At the end `attach_event_messages` adds the controller's `SuccessfulRescale` Event
 messages and `recording` hands everything to the HTML page.
 
-Non-goals: deciding when a phase is over (hack/demo_autoscale.py), drawing.
+Non-goals: deciding when a phase is over (hack/demo/autoscale.py), drawing.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from hack.demo_live import Frame, Progress
-from hack.demo_report import Recording, Sample, ScaleEvent
+from hack.demo.live import Frame, Progress
+from hack.demo.report import Recording, Sample, ScaleEvent
 from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity, QuantityError
 

@@ -10,11 +10,11 @@ replicas, as it would for a real app behind a load balancer.
 
 While it runs it samples, twice a second, what the controller wrote (the Deployment's `/scale`, the
 PromAutoscaler's status and `lastDecision`) and what it last read (its `/debug/decisions` document),
-shows them live (hack.demo_live), prints each scale with its reason, stops the controller once it
+shows them live (hack.demo.live), prints each scale with its reason, stops the controller once it
 has scaled back down (so that decision stays the last), prints `prom-autoscaler-controller explain`
-for it, and writes the HTML page (hack.demo_report).
+for it, and writes the HTML page (hack.demo.report).
 
-Non-goals: starting the stack (hack/demo_served.py or a test does), asserting (the tests do).
+Non-goals: starting the stack (hack/demo/served.py or a test does), asserting (the tests do).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from hack.stack.controller_stack import (
     promautoscaler,
     wait_until,
 )
-from hack.demo_autoscale_record import Cluster, Recorder
-from hack.demo_live import LiveView
-from hack.demo_report import Recording, render_html
+from hack.demo.autoscale_record import Cluster, Recorder
+from hack.demo.live import LiveView
+from hack.demo.report import Recording, render_html
 from hack.stack.local_prometheus import LocalPrometheus
 from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity
