@@ -4,8 +4,6 @@ import re
 
 import pytest
 
-from kubecommon.fieldselectors import parse_field_selector
-
 from kubecommon.selectors import (
     SelectorError,
     label_selector_from_selector,
@@ -90,13 +88,3 @@ def test_invalid_label_selector_objects(obj: dict, message: str) -> None:
     # Each object is wrong in one way; the message must name that way, not some other check.
     with pytest.raises(SelectorError, match=re.escape(message)):
         selector_from_label_selector(obj)
-
-
-def test_field_selectors() -> None:
-    selector = parse_field_selector("metadata.name=web-0,status.phase!=Failed")
-    assert selector.matches({"metadata.name": "web-0", "status.phase": "Running"})
-    assert not selector.matches({"metadata.name": "web-0", "status.phase": "Failed"})
-    assert selector.value_for("metadata.name") == "web-0"
-    assert parse_field_selector(r"metadata.name=a\,b").value_for("metadata.name") == "a,b"
-    with pytest.raises(SelectorError):
-        parse_field_selector("metadata.name")

@@ -1,10 +1,9 @@
-"""kubeconfig and in-cluster configuration parsing; the auth ConfigMap's JSON-in-string values."""
+"""kubeconfig and in-cluster configuration parsing."""
 
 import base64
 
 import pytest
 
-from adapter.kube.authconfig import parse_auth_configmap
 from kubecommon.kube.config import KubeConfigError, in_cluster_config, load_kube_config
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -72,38 +71,3 @@ def test_in_cluster(tmp_path):
     assert (cfg.server, cfg.ca_pem, cfg.token_file) == ("https://10.0.0.1:443", CA, str(tmp_path / "token"))
     with pytest.raises(KubeConfigError, match="--kubeconfig"):
         in_cluster_config({}, sa_dir=tmp_path)
-
-
-def test_auth_configmap_values_are_json_lists():
-    config = parse_auth_configmap({
-        "client-ca-file": "CA1", "requestheader-client-ca-file": "CA2",
-        "requestheader-allowed-names": '["front-proxy-client"]',
-        "requestheader-username-headers": '["X-Remote-User"]',
-        "requestheader-group-headers": '["X-Remote-Group"]',
-        "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]',
-        "requestheader-uid-headers": "not json"})
-    assert config.client_ca_pem == b"CA1" and config.requestheader_ca_pem == b"CA2"
-    assert config.allowed_names == ("front-proxy-client",)
-    assert (config.username_headers, config.group_headers, config.extra_prefixes) == (
-        ("X-Remote-User",), ("X-Remote-Group",), ("X-Remote-Extra-",))
-    assert config.uid_headers == ()
-
-
-def test_auth_configmap_empty_allowed_names():
-    assert parse_auth_configmap({"requestheader-allowed-names": "[]"}).allowed_names == ()
-
-
-@pytest.mark.parametrize("raw", [
-    pytest.param("front-proxy-client", id="not JSON"),
-    pytest.param('"front-proxy-client"', id="a JSON string, not an array"),
-    pytest.param('["front-proxy-client", 7]', id="a non-string entry"),
-])
-def test_malformed_allowed_names_trust_no_front_proxy_instead_of_every_one(raw):
-    """An empty list means 'any CN the front-proxy CA signed'; an unreadable value used to become
-    that empty list, widening trust. Now it allows no name at all until the ConfigMap is fixed."""
-    allowed = parse_auth_configmap({"requestheader-allowed-names": raw}).allowed_names
-    assert allowed and "front-proxy-client" not in allowed and all("\x00" in name for name in allowed)
-
-
-def test_allowed_names_are_kept_exactly_as_listed():
-    assert parse_auth_configmap({"requestheader-allowed-names": '["a", ""]'}).allowed_names == ("a", "")
