@@ -148,7 +148,7 @@ def format_milli(milli: int) -> str:
     of milli/1000, for hot paths that format thousands of metric values per answer.
 
     The steps repeat `_canonical`'s on purpose: calling a shared helper costs ~20% here. Tests pin
-    both to the same literal strings (tests/unit/common/test_quantity.py)."""
+    both to the same literal strings (tests/unit/kubecommon/test_quantity.py)."""
     if milli % 1000:
         return f"{milli}m"  # a fraction of a unit always prints in milli-units: the common case
     if milli == 0:
