@@ -6,7 +6,7 @@ Job: build prometheus-adapter's template arguments (`.Series`, `.LabelMatchers`,
 `BuildExternal` do — metric-selector matchers sorted by key first, then the namespace matcher, then
 the object-name matcher — execute the rule's template, and return `PromQL`.
 
-Safety, where we deliberately differ from upstream (see hack/conformance_adapter.py DEVIATIONS):
+Safety, where we deliberately differ from upstream (see hack/conformance/deviations.py):
 - values are quoted with Go `strconv.Quote` (as upstream); inside `=~`/`!~` each value is
   regex-escaped with RE2 `QuoteMeta`, so `in (a.b)` or a node name `ip-10-0-0-1.ec2.internal`
   matches only itself (upstream passes them through as raw regex);

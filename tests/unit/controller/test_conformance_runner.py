@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hack.conformance_controller import case_outcome, run
-from hack.conformance_controller_reconcile import reconcile
+from hack.conformance.controller_reconcile import reconcile
+from hack.conformance.controller_runner import case_outcome, run
 from tests import paths
 
 PUBLIC = json.loads((paths.VECTORS / "hpa-public.json").read_text())["cases"]
@@ -94,7 +94,7 @@ def test_every_line_follows_the_contract_and_the_summary_counts_them(
     code, lines = _replay(tmp_path, capsys, cases)
     assert code == 1
     assert all(LINE.fullmatch(line) for line in lines[:-1]), lines
-    assert lines[5] == "FAIL <case-5>: expected a non-empty string id got None"
+    assert lines[5] == "FAIL cases[5]: expected a non-empty string id got None"
     assert lines[7] == f"FAIL {PUBLIC[0]['id']}: expected a unique case id got a duplicate"
     assert lines[-1] == "5 passed, 3 failed, 0 skipped"
 

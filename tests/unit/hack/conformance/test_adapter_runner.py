@@ -1,4 +1,4 @@
-"""The adapter conformance runner itself (hack/conformance_adapter*.py): a deviation excuses a difference only when its normaliser
+"""The adapter conformance runner itself (hack/conformance/adapter_*.py): a deviation excuses a difference only when its normaliser
 reproduces upstream's answer exactly; anything else is a FAIL."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hack import conformance_adapter
+from hack.conformance import adapter_runner
+from hack.conformance import deviations
 
 SELECTOR_RULE = {"metricsQuery": "<<.LabelMatchers>>", "resources": {"namespaced": True}}
 
@@ -40,7 +41,7 @@ CASES = [
 def test_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "cases.json"
     path.write_text(json.dumps({"fixtures": {}, "cases": CASES}))
-    assert conformance_adapter.run(path) == 1
+    assert adapter_runner.run(path) == 1
     lines = capsys.readouterr().out.splitlines()
     verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in lines[:-1]}
     assert verdicts == {"exists": "PASS", "escaped": "SKIP", "wrong": "FAIL", "naming-wrong": "FAIL",
@@ -52,9 +53,11 @@ def test_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_every_deviation_has_a_reason() -> None:
-    names = [d.name for d in conformance_adapter.DEVIATIONS]
+    table = (*deviations.DEVIATIONS, *deviations.LOG_DEVIATIONS)
+    names = [d.name for d in table]
     assert len(names) == len(set(names))
-    assert all(len(d.reason) > 40 for d in conformance_adapter.DEVIATIONS)
+    assert all(len(d.reason) > 40 for d in table)
+    assert {d.component for d in table} == {"adapter", "controller"}
 
 
 MALFORMED_CASES = [
@@ -76,7 +79,7 @@ def test_malformed_cases_fail_one_by_one_and_the_run_goes_on(tmp_path: Path,
     saying why (never a traceback that ends the run, never a silent PASS)."""
     path = tmp_path / "cases.json"
     path.write_text(json.dumps({"fixtures": {}, "cases": MALFORMED_CASES}))
-    assert conformance_adapter.run(path) == 1
+    assert adapter_runner.run(path) == 1
     lines = capsys.readouterr().out.splitlines()
     verdicts = [line.split()[:2] for line in lines[:-1]]
     assert verdicts == [["FAIL", "cases[0]:"], ["FAIL", "cases[1]:"], ["FAIL", "no-category:"],
@@ -101,14 +104,14 @@ def test_unreadable_case_file_is_one_fail_with_the_reason(tmp_path: Path, capsys
         path.write_bytes(content)
     else:
         path.write_text(content)
-    assert conformance_adapter.run(path) == 1
+    assert adapter_runner.run(path) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 and lines[0].startswith(f"FAIL {path}: ")
+    assert len(lines) == 2 and lines[0].startswith(f"FAIL {path.name}: ")
     assert lines[-1] == "0 passed, 1 failed, 0 skipped"
 
 
 def test_missing_case_file_is_a_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert conformance_adapter.run(tmp_path / "absent.json") == 1
+    assert adapter_runner.run(tmp_path / "absent.json") == 1
     assert "cannot read the case file" in capsys.readouterr().out
 
 
@@ -124,7 +127,7 @@ def _run_one(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: dict, cas
     change(case)
     path = tmp_path / "cases.json"
     path.write_text(json.dumps(data))
-    conformance_adapter.run(path)
+    adapter_runner.run(path)
     return next(line for line in capsys.readouterr().out.splitlines() if line.split()[1].rstrip(":") == case_id)
 
 
@@ -155,8 +158,8 @@ def test_unchanged_public_cases_still_pass_with_their_http_answers_compared(tmp_
 
 
 def test_every_ignored_expected_key_has_a_reason() -> None:
-    assert all(len(reason) > 40 for reason in conformance_adapter.UNCHECKED_EXPECTED_KEYS.values())
-    assert set(conformance_adapter.CHECKED_EXPECTED_KEYS) <= set(conformance_adapter.CHECKERS)
+    assert all(len(reason) > 40 for reason in adapter_runner.UNCHECKED_EXPECTED_KEYS.values())
+    assert set(adapter_runner.CHECKED_EXPECTED_KEYS) <= set(adapter_runner.CHECKERS)
 
 
 FLAG_CASES = [
@@ -177,7 +180,7 @@ def test_flag_cases_use_the_adapters_whole_command_line_and_never_end_the_run(tm
     """argparse answers an unknown flag with SystemExit, which ended the whole run mid-file."""
     path = tmp_path / "cases.json"
     path.write_text(json.dumps({"fixtures": {}, "cases": FLAG_CASES}))
-    assert conformance_adapter.run(path) == 1
+    assert adapter_runner.run(path) == 1
     lines = capsys.readouterr().out.splitlines()
     verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in lines[:-1]}
     assert verdicts == {"unknown-flag": "PASS", "bad-port": "PASS", "server-flags-start": "PASS",
@@ -194,7 +197,7 @@ def test_routing_case_may_name_the_metric_selector(tmp_path, capsys):
                          "name": "web-1", "metric": "rps", "metric_selector": "verb=GET"}}
     path = tmp_path / "cases.json"
     path.write_text(json.dumps({"fixtures": {}, "cases": [case]}))
-    assert conformance_adapter.run(path) == 0
+    assert adapter_runner.run(path) == 0
     assert capsys.readouterr().out.splitlines()[0] == "PASS route-metric-selector"
 
 
@@ -250,5 +253,5 @@ def test_a_file_of_some_cases_finds_setups_and_fixtures_in_the_public_file(tmp_p
               if c["id"] in ("registry.query.02", "registry.not_found_no_names", "resource.nodes.basic")]
     path = tmp_path / "prometheus-adapter-hidden.json"
     path.write_text(json.dumps({"schema_version": 1, "fixtures": {}, "cases": picked}))
-    assert conformance_adapter.run(path) == 0
+    assert adapter_runner.run(path) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed, 0 skipped"

@@ -1,200 +1,31 @@
-"""Checkers for the adapter conformance runner, one per case `category` (see conformance_adapter).
+"""Adapter conformance, the registry's family of cases: which metric a relist registers and how
+a request finds it (`custom.registry_query`, `custom.discovery_semantics`, `custom.discovery_list`),
+the PromQL a custom or external request renders, and the resource metrics' queries.
 
-Each takes (case, fixtures) and returns `Result(ok, expected, got)`; `Unsupported` means the
-case needs a part of the system that cannot be driven from here (reported as SKIP with why).
+Each checker takes (case, fixtures) and returns `Result(ok, expected, got)` (adapter_compare);
+`series_from_rule` infers a series from a rule for cases that list none.
+
+Non-goals: the rule engine's own cases (adapter_rules), the services' HTTP answers
+(adapter_services), running cases (adapter_runner).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from adapter.config import ConfigError, parse_config
-from adapter.discovery.served import OverrideNotServed, check_overrides_served
-from adapter.rules import gotemplate, query
-from adapter.rules.gotemplate_exec import go_quote
-from adapter.rules.compile import CompiledConfig, CompiledRule, compile_config
-from adapter.rules.query import build_query
-from adapter.rules.resources import (
-    DEFAULT_TABLE, GroupResource, ResourceTable, is_root_scoped_for_discovery,
-)  # fmt: skip
-from adapter.rules.template_args import QUERY_FIELDS
+from adapter.rules import query
+from adapter.rules.compile import CompiledConfig, CompiledRule
+from adapter.rules.resources import DEFAULT_TABLE, GroupResource, ResourceTable, is_root_scoped_for_discovery
 from adapter.services.errors import MetricNotFound
-from hack.conformance_adapter_compare import matches
+from hack.conformance.adapter_compare import Result, Unsupported, judge
+from hack.conformance.adapter_rules import compile_case
 from kubecommon.selectors import parse_selector
 
 
-class Unsupported(Exception):
-    """The case cannot be checked by this runner."""
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    ok: bool
-    expected: Any
-    got: Any
-
-
-def judge(expected: Any, got: Any) -> Result:
-    """The verdict under the vocabulary's comparison rules (conformance_adapter_compare.matches)."""
-    return Result(matches(expected, got), expected, got)
-
-
-class _Identity:
-    """The Go tests' mock converter: a resource's label is its `.Resource` string."""
-
-    def label_for(self, resource: GroupResource) -> str:
-        return resource.resource
-
-
-def _strip_comments(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_comments(v) for k, v in value.items() if not k.startswith("_")}
-    if isinstance(value, list):
-        return [_strip_comments(v) for v in value]
-    return value
-
-
-def compile_case(doc: Mapping[str, Any], table: ResourceTable = DEFAULT_TABLE) -> CompiledConfig:
-    return compile_config(parse_config(json.dumps(_strip_comments(doc)), source="case"), table=table)
-
-
-def _error_matches(expected: str, got: str) -> bool:
-    """Upstream messages embed Go-formatted values and context; compare the stable phrase: the
-    text before the first quoted value or parenthetical remark (at least a few words)."""
-    if expected.startswith("template execution error"):
-        return bool(got)  # the exact text is Go-template specific, any template error will do
-    core = re.split(r'\s*[("%]', expected, maxsplit=1)[0].strip().lower()
-    if len(core) < 12:
-        core = expected.lower()
-    return core in got.lower()
-
-
-def _errored(expected: Mapping[str, Any], error: str, *, wanted: Any, shown: str | None = None) -> Result:
-    """The verdict when the code under test reported `error`: a pass when the case expects a
-    matching error, otherwise a failure showing what the case `wanted` (and `shown`, by default
-    "error: <error>")."""
-    if expected.get("error"):
-        return Result(_error_matches(expected["error"], error), expected["error"], error)
-    return Result(False, wanted, f"error: {error}" if shown is None else shown)
-
-
-def _build(case: Mapping[str, Any], *, external: bool) -> Result:
-    rule, data = case.get("rule", {}), case["input"]
-    expected = case["expected"]
-    namespaced = rule.get("resources", {}).get("namespaced", True) is not False
-    try:
-        template = gotemplate.parse(rule.get("metricsQuery", ""), fields=QUERY_FIELDS)
-        selector = parse_selector(data.get("metric_selector", ""))
-        if external or data.get("api") == "external":
-            got = build_query(
-                template, _Identity(), series=data.get("series", ""), metric_selector=selector,
-                namespace=data.get("namespace") or None, add_namespace=namespaced,
-                group_by=data.get("group_by", ""), group_by_slice=data.get("group_by_slice", []),
-            )  # fmt: skip
-        else:
-            res = data.get("resource") or {"group": "", "resource": ""}  # Go's zero GroupResource
-            got = build_query(
-                template, _Identity(), series=data.get("series", ""), metric_selector=selector,
-                namespace=data.get("namespace") or None,
-                resource=GroupResource(res.get("group", ""), res["resource"]),
-                names=data.get("names", []), extra_group_by=data.get("extra_group_by", []),
-            )  # fmt: skip
-    except (gotemplate.TemplateError, query.QueryError, ValueError) as err:
-        return _errored(expected, str(err), wanted=expected.get("query"))
-    return judge(expected.get("query"), str(got)) if not expected.get("error") else Result(
-        False, expected["error"], str(got))
-
-
-def check_build(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    return _build(case, external=False)
-
-
-def check_build_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    return _build(case, external=True)
-
-
-def check_series_filter(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    rule = {"seriesQuery": "up", **case["rule"]}
-    expected = case["expected"]
-    try:
-        compiled = compile_case({"rules": [rule]}).custom[0]
-    except ConfigError as err:
-        return _errored(expected, str(err), wanted=expected)
-    if expected.get("error"):
-        return Result(False, expected["error"], "loaded without error")
-    got = {name: compiled.accepts_series(name) for name in case["input"]["names"]}
-    return judge(expected["matches"], got)
-
-
-def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    rule = {"seriesQuery": "up", **case["rule"]}
-    expected = case["expected"]
-    try:
-        compiled = compile_case({"rules": [rule]}).custom[0]
-    except ConfigError as err:
-        return _errored(expected, str(err), wanted=expected.get("metric_name"))
-    name = case["input"]["series_name"]
-    got = compiled.expand_name(name)
-    if got is None:  # Go: MetricNameForSeries fails
-        pattern = str(getattr(compiled.name_pattern, "pattern", ""))
-        error = f"series name {go_quote(name)} did not match expected pattern {go_quote(pattern)}"
-        return _errored(expected, error, wanted=expected.get("metric_name"), shown=error)
-    if expected.get("error"):
-        return Result(False, expected["error"], got)
-    return judge(expected.get("metric_name"), got)
-
-
-def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    expected = case["expected"]
-    want = expected.get("startup_error_contains") or expected.get("error") or expected.get("fatal_error") or ""
-    success = expected.get("success")  # True: must load; False: must be refused (any message)
-    try:
-        if "rule" in case:
-            _served(compile_case({"rules": [case["rule"]]}), case.get("input", {}).get("cluster_has_resource"))
-        elif "config" in case or "config" in case.get("input", {}):
-            compile_case(case.get("config") or case["input"]["config"])
-        elif isinstance(case.get("input", {}).get("yaml"), str):
-            compile_config(parse_config(case["input"]["yaml"], source="case.yaml"))
-        else:
-            excerpt = case["input"].get("excerpt")
-            if not excerpt:
-                raise Unsupported("the case names a file but gives no text to load")
-            text = "rules:\n- seriesQuery: up\n  " + excerpt + "\n"
-            parse_config(text, source="excerpt.yaml")
-    except (ConfigError, OverrideNotServed) as err:
-        if not want and success is False:
-            return Result(True, expected, f"error: {err}")
-        if not want or success is True:  # the case expects the file to load
-            return Result(False, "loaded without error", f"error: {err}")
-        if "yaml:" in want:  # Go's yaml.v2 wording differs; the contract is "rejected as YAML"
-            return Result("invalid YAML" in str(err), want, str(err))
-        return Result(_error_matches(want, str(err)), want, str(err))
-    return Result(not want and success is not False, want or expected, "loaded without error")
-
-
-def _served(compiled: CompiledConfig, served: Mapping[str, bool] | None) -> None:
-    """The adapter's start-up check of the overrides, against the case's `cluster_has_resource`
-    (`"group/resource": bool`; a resource it does not list is served)."""
-    import asyncio
-
-    from kubecommon.kube.errors import UnknownResource
-
-    unserved = {DEFAULT_TABLE.normalize_or_pass(*(key.rpartition("/")[::2] if "/" in key else ("", key)))
-                for key, value in (served or {}).items() if value is False}
-
-    async def resolve(group: str, resource: str) -> None:
-        if GroupResource(group, resource) in unserved:
-            raise UnknownResource(group, resource)
-
-    asyncio.run(check_overrides_served(compiled, resolve))
-
-
-# --- registry / discovery -----------------------------------------------------------------
 
 
 def _table(fixtures: Mapping[str, Any], name: str | None) -> ResourceTable:
@@ -272,7 +103,7 @@ def check_discovery_semantics(case: Mapping[str, Any], fixtures: Mapping[str, An
     setup = case.get("setup", {})
     rules = [case["rule"]] if "rule" in case else fixtures[setup["config_fixture"]]["rules"]
     compiled = compile_case({"rules": rules}, _table(fixtures, setup.get("rest_mapper_fixture")))
-    from hack.conformance_adapter_relist import relisted
+    from hack.conformance.adapter_relist import relisted
 
     before, after = relisted(compiled, case["input"]["discovered_series"])
     return judge(case["expected"], {"before_relist": before, "metrics_unordered": after,
@@ -410,12 +241,6 @@ def _with_setup(checker: Callable[..., Result]) -> Callable[[Mapping[str, Any], 
 
 
 CHECKERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Result]] = {
-    "metrics_query.build (custom/resource path)": check_build,
-    "metrics_query.build_external": check_build_external,
-    "metrics_query.selector_to_promql": check_build_external,
-    "series_filter": check_series_filter,
-    "naming": check_naming,
-    "config.parse": check_config_parse,
     "custom.registry_query": _with_setup(check_registry_query),
     "custom.discovery_semantics": check_discovery_semantics,
     "custom.discovery_list": check_discovery_list,

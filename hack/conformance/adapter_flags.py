@@ -1,6 +1,6 @@
 """Conformance checkers for the Prometheus flags, TLS client material and series discovery
 (`adapter.prometheus.settings`, `kubecommon.tls`, `adapter.discovery.relist`), driven with the
-map-backed FakePrometheus. See conformance_adapter for the contract.
+map-backed FakePrometheus. See adapter_runner for the contract.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from adapter.prometheus.fake import FakePrometheus
-from hack.conformance_adapter_cases import Result, compile_case, judge
-from hack.conformance_adapter_relist import metric_infos
+from hack.conformance.adapter_compare import Result, judge
+from hack.conformance.adapter_rules import compile_case
+from hack.conformance.adapter_relist import metric_infos
 
 
 class UnknownFlag(ValueError):
@@ -188,7 +189,7 @@ def _external_discovery(case: Mapping[str, Any]) -> dict[str, Any]:
     """The external APIResourceList the case's rule and discovered series give."""
     from adapter.discovery.registry import build_registry
     from adapter.server.discovery_docs import external_resources
-    from hack.conformance_adapter_cases import case_series
+    from hack.conformance.adapter_registry import case_series
 
     compiled = compile_case({"externalRules": [case.get("rule") or {"seriesQuery": "up", "metricsQuery": "up"}]})
     registry = build_registry(compiled, {compiled.external[0].series_query: case_series(case, compiled.external[0])})

@@ -25,7 +25,7 @@ from controller.algorithm.spec import (
     SelectorProblem, SourceType, SyncInput, TargetType,
 )  # fmt: skip
 from controller.algorithm.sync import complete, decide, failed_get_scale
-from hack.conformance_controller_cases import (
+from hack.conformance.controller_cases import (
     NOW, CaseError, as_float, gate, history, metric_items, pod, pod_metrics,
     readiness, rules, t,
 )  # fmt: skip

@@ -7,7 +7,7 @@ and compilation, naming, PromQL rendering, discovery's registry, the metrics ser
 compares with `expected`. Output: `PASS id`, `FAIL id: expected ... got ...`, `SKIP id: reason`,
 then `N passed, N failed, N skipped`; exit 1 if anything failed.
 
-DEVIATIONS (hack/conformance_adapter_deviations.py) lists what we deliberately do differently.
+DEVIATIONS (hack/deviations.py) lists what we deliberately do differently.
 A failing case is reported as
 `SKIP id: deviation <name>: <reason>` only when that deviation's normaliser, applied to our
 answer, makes it equal to upstream's — so a deviation can never hide an unrelated bug.
@@ -16,22 +16,21 @@ answer, makes it equal to upstream's — so a deviation can never hide an unrela
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from hack.conformance import adapter_client as client
+from hack.conformance import adapter_compare as compare
+from hack.conformance import adapter_files as files
+from hack.conformance import adapter_flags as flags
+from hack.conformance import adapter_registry as registry
+from hack.conformance import adapter_rules as rules
+from hack.conformance import adapter_services as services
+from hack.conformance.deviations import LOG_DEVIATIONS, excusing
+from hack.conformance.runner import Verdict, run_cases, unreadable
 
-from hack import conformance_adapter_cases as cases  # noqa: E402
-from hack import conformance_adapter_client as client  # noqa: E402
-from hack import conformance_adapter_compare as compare  # noqa: E402
-from hack.conformance_adapter_deviations import DEVIATIONS, LOG_DEVIATIONS, Deviation  # noqa: E402
-from hack import conformance_adapter_files as files  # noqa: E402
-from hack import conformance_adapter_flags as flags  # noqa: E402
-from hack import conformance_adapter_services as services  # noqa: E402
-
-CHECKERS = {**cases.CHECKERS, **services.CHECKERS, **flags.CHECKERS, **client.CHECKERS}
+CHECKERS = {**rules.CHECKERS, **registry.CHECKERS, **services.CHECKERS, **flags.CHECKERS, **client.CHECKERS}
 
 
 #: The `expected` keys each checker compares, per category (categories whose checker compares the
@@ -82,30 +81,12 @@ def _unchecked_keys(case: Mapping[str, Any]) -> list[str]:
                   and k not in compare.PROVENANCE_FIELDS and not str(k).startswith("_"))
 
 
-def _deviation_for(case: Mapping[str, Any], expected: Any, got: Any) -> Deviation | None:
-    for deviation in DEVIATIONS:
-        try:
-            if deviation.applies(case) and not compare.matches(expected, got) \
-                    and compare.matches(expected, deviation.normalise(got, case)):
-                return deviation
-        except Exception:  # noqa: BLE001 - a case shape a normaliser did not expect excuses nothing
-            continue
-    return None
-
-
-def _case_id(case: Any, index: int) -> str:
-    case_id = case.get("id") if isinstance(case, dict) else None
-    return str(case_id) if isinstance(case_id, (str, int)) and str(case_id).strip() else f"cases[{index}]"
-
-
 def run(path: Path) -> int:
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    """Run the adapter case file at `path`: one line per case, then the counts; 1 if any failed."""
     try:
         file_fixtures, case_list = files.load(path)
     except files.CaseFileError as err:
-        print(f"FAIL {path}: {err}")
-        print("0 passed, 1 failed, 0 skipped")
-        return 1
+        return unreadable(path, str(err))
     # Cases may share a setup by id (`same_setup_as`); checkers find it here, in any order. A file
     # holding only some cases may refer to setups and fixtures of its companion files (e.g. hidden
     # cases naming `registry.query.01` of the public file); the file's own entries win.
@@ -117,19 +98,16 @@ def run(path: Path) -> int:
     previous_handlers, previous_level = logging.root.handlers[:], logging.root.level
     logging.root.handlers[:] = [capture]
     logging.root.setLevel(logging.DEBUG)
+
+    def judge(case: object, index: int) -> tuple[Verdict, str]:
+        capture.lines.clear()
+        return _run_case(case, fixtures, capture.lines)
+
     try:
-        for index, case in enumerate(case_list):
-            capture.lines.clear()
-            status, message = _run_case(case, fixtures, capture.lines)
-            counts[status] += 1
-            # one line per case whatever the message holds (config errors span lines)
-            message = " ".join(message.split("\n"))
-            print(f"{status} {_case_id(case, index)}" + (f": {message}" if message else ""))
+        return run_cases(case_list, judge)
     finally:
         logging.root.handlers[:] = previous_handlers
         logging.root.setLevel(previous_level)
-    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
-    return 1 if counts["FAIL"] else 0
 
 
 class _LogCapture(logging.Handler):
@@ -146,7 +124,7 @@ class _LogCapture(logging.Handler):
             self.lines.append(str(record.msg))
 
 
-def _refusal(case: Mapping[str, Any]) -> tuple[str, str] | None:
+def _refusal(case: Mapping[str, Any]) -> tuple[Verdict, str] | None:
     """Why the case cannot be judged before running it: a FAIL for what this runner does not know
     (never a PASS on the part nobody looked at), a SKIP for what only a person can judge."""
     category = case["category"]
@@ -175,7 +153,7 @@ def _refusal(case: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _run_case(case: Any, fixtures: Mapping[str, Any], log: list[str] | None = None) -> tuple[str, str]:
+def _run_case(case: object, fixtures: Mapping[str, Any], log: list[str] | None = None) -> tuple[Verdict, str]:
     if not isinstance(case, dict):
         return "FAIL", f"a case must be a JSON object, got {type(case).__name__}: {case!r:.80}"
     category = case.get("category")
@@ -187,19 +165,19 @@ def _run_case(case: Any, fixtures: Mapping[str, Any], log: list[str] | None = No
     log = log if log is not None else []
     try:
         result = CHECKERS[category](case, fixtures)
-    except cases.Unsupported as err:
+    except compare.Unsupported as err:
         return "SKIP", f"not checked: {err}"
     except (Exception, SystemExit) as err:  # noqa: BLE001 - one broken case must not stop the run
         return "FAIL", f"checker crashed: {type(err).__name__}: {err}"
     if result.ok:
         return _logged(case["expected"], log)
-    deviation = _deviation_for(case, result.expected, result.got)
+    deviation = excusing("adapter", case, result.got, lambda got: compare.matches(result.expected, got))
     if deviation is not None:
         return "SKIP", f"deviation {deviation.name}: {deviation.reason}"
     return "FAIL", f"expected {result.expected!r} got {result.got!r}"
 
 
-def _logged(expected: Mapping[str, Any], log: list[str]) -> tuple[str, str]:
+def _logged(expected: Mapping[str, Any], log: list[str]) -> tuple[Verdict, str]:
     """The log fields of a case whose answer matched: compared with the lines its run logged."""
     for key in sorted(LOG_FIELDS & set(expected)):
         want = expected[key]
@@ -214,6 +192,3 @@ def _logged(expected: Mapping[str, Any], log: list[str]) -> tuple[str, str]:
                 return "SKIP", f"deviation {deviation.name}: {deviation.reason}"
         return "FAIL", f"expected {key} {want!r} in the run's log, got {log!r}"
     return "PASS", ""
-
-if __name__ == "__main__":
-    sys.exit(run(Path(sys.argv[1])))

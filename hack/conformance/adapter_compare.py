@@ -10,17 +10,21 @@ vocabulary (../shared/spec/vectors/FIELDS.md), in one place for every checker.
   finds them and the runner reports the case SKIP "prose expectation", never PASS.
 - The vocabulary itself: a category, input or expected field outside it is a FAIL naming it.
 
-Non-goals: running cases (conformance_adapter) or driving the adapter (the checker modules).
+Also the verdict every checker returns: `Result(ok, expected, got)` (`judge` compares under these
+rules), and `Unsupported` for a case that needs a part of the system no checker can drive.
+
+Non-goals: running cases (adapter_runner) or driving the adapter (the checker modules).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CATEGORIES", "EXPECTED_FIELDS", "INPUT_FIELDS", "PROVENANCE_FIELDS", "approximate_matches",
-           "is_prose", "matches", "prose_fields", "unknown_input_fields"]
+__all__ = ["CATEGORIES", "EXPECTED_FIELDS", "INPUT_FIELDS", "PROVENANCE_FIELDS", "Result", "Unsupported",
+           "approximate_matches", "is_prose", "judge", "matches", "prose_fields", "unknown_input_fields"]
 
 CATEGORIES = frozenset({
     "cli.flags", "cli.prometheus_auth", "cli.prometheus_header", "cli.prometheus_tls", "prometheus_client",
@@ -144,3 +148,21 @@ def _same_multiset(expected: list[Any], got: list[Any]) -> bool:
             return False
         remaining.pop(index)
     return True
+
+
+class Unsupported(Exception):
+    """The case cannot be checked by this runner (reported as SKIP with why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A checker's verdict: whether our answer `got` meets the case's `expected`."""
+
+    ok: bool
+    expected: Any
+    got: Any
+
+
+def judge(expected: Any, got: Any) -> Result:
+    """The verdict under the vocabulary's comparison rules (`matches`)."""
+    return Result(matches(expected, got), expected, got)

@@ -1,13 +1,13 @@
 """Vector-case parsing and the handlers for the function-level HPA case kinds.
 
-Used by `hack/conformance_controller.py`. Each handler takes a case's `inputs` and returns the
+Used by `hack/conformance/controller_runner.py`. Each handler takes a case's `inputs` and returns the
 observed values keyed like the case's `expected` block, by calling the pure function in
 `controller.algorithm` that reproduces the upstream function the case was taken from. Vector
 conventions (the file's `conventions` block): instants are seconds relative to now=0, "zero" is
 Go's zero time, null means absent, windows are strict, values are milli-units.
 
-Non-goals: the `controller_reconcile` shell (`conformance_controller_reconcile.py`), field
-validation (`conformance_controller_schema.py`), output. No I/O.
+Non-goals: the `controller_reconcile` shell (`controller_reconcile.py`), field
+validation (`controller_schema.py`), output. No I/O.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ client (adapter.prometheus.client), sent to a local recorder that plays Promethe
 requested is compared with upstream's `request_url` (scheme, host and path from `--prometheus-url`
 as upstream joins them, the query parameters as a set, in upstream's key order).
 
-Non-goals: the answer's handling (the services checkers), TLS and auth (conformance_adapter_flags).
+Non-goals: the answer's handling (the services checkers), TLS and auth (adapter_flags).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from hack.conformance_adapter_cases import Result, Unsupported, judge
+from hack.conformance.adapter_compare import Result, Unsupported, judge
 
 __all__ = ["CHECKERS", "check_client_call"]
 
@@ -32,7 +32,7 @@ async def _recorded_call(case: Mapping[str, Any]) -> tuple[str, str, list[tuple[
     from aiohttp.test_utils import TestServer
 
     from adapter.prometheus.client import PrometheusClient
-    from hack.conformance_adapter_flags import parsed_flags
+    from hack.conformance.adapter_flags import parsed_flags
     from adapter.prometheus.settings import settings_from_args
 
     data = case["input"]

@@ -2,17 +2,21 @@
 `controller.algorithm` (called by `python hack/conformance.py controller FILE.json`).
 
 Each case kind maps onto the pure function reproducing the upstream function it was taken from
-(`conformance_controller_cases.py`); `controller_reconcile` cases replay one whole
-`reconcileAutoscaler()` pass with `conformance_controller_reconcile.py` as the I/O shell. Vector
-conventions (the file's `conventions` block): instants are seconds relative to now=0, "zero" is
-Go's zero time, windows are strict.
+(`controller_cases.py`); `controller_reconcile` cases replay one whole `reconcileAutoscaler()`
+pass with `controller_reconcile.py` as the I/O shell. Vector conventions (the file's
+`conventions` block): instants are seconds relative to now=0, "zero" is Go's zero time, windows
+are strict.
 
-Output: `PASS id`, `FAIL id: expected ... got ...`, `SKIP id: reason`; then
-`N passed, N failed, N skipped`; exit 1 if anything failed. Nothing passes silently: an unknown
-case kind, an input field this runner does not honour (`conformance_controller_schema.py`), an
-expected field it cannot check, a malformed case or a crash while replaying it is a FAIL with
-the reason; an unreadable file is one FAIL. SKIP is used only for the deliberate deviations
-listed in `DEVIATIONS`, with their reason.
+Output (the shared case loop, hack/conformance/runner.py): `PASS id`, `FAIL id: expected ... got
+...`, `SKIP id: reason`; then `N passed, N failed, N skipped`; exit 1 if anything failed. Nothing
+passes silently: a case without a string id, an unknown case kind, an input field this runner does
+not honour (`controller_schema.py`), an expected field it cannot check, a malformed case or a crash
+while replaying it is a FAIL with the reason; an unreadable file is one FAIL. SKIP is used only for
+the controller's rows of the deviations table (hack/conformance/deviations.py), when the
+deviation's normaliser reproduces upstream's answer.
+
+Non-goals: the case loop and its output (runner), the replay itself (controller_cases,
+controller_reconcile).
 """
 
 from __future__ import annotations
@@ -22,31 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from controller.algorithm.errors import MetricError
-from hack.conformance_controller_cases import GO_ZERO_TIME, HANDLERS, CaseError, Json, t
-from hack.conformance_controller_reconcile import reconcile
-from hack.conformance_controller_schema import unknown_case_keys, unknown_fields
-
-# Deliberate deviations from upstream that a vector case encodes: case id -> reason. A listed
-# case is reported as SKIP with its reason, never skipped silently. None today: every public case
-# reproduces upstream exactly.
-DEVIATIONS: dict[str, str] = {}
-
-# Deliberate deviations that no public vector exercises, documented here for reviewers:
-NOT_ENCODED_DEVIATIONS: tuple[str, ...] = (
-    "Object/External AverageValue with status.replicas == 0: upstream divides by zero (+Inf/NaN "
-    "into int64); we treat the ratio as +Inf (never within tolerance) and report the total as "
-    "the average.",
-    "A zero or negative target (API validation forbids it) is a metric error here instead of a "
-    "division by zero.",
-    "An autoscaler with no metrics (API defaulting adds cpu 80%) reports "
-    "ScalingActive=False/InvalidMetricSourceType; upstream sets an empty condition.",
-    "Message wording of the ambiguous-selector condition lists HPAs as namespace/name, and the "
-    "object-metric fetch error reads 'unable to get metric M on Kind name: err' (upstream's "
-    "format arguments are out of order).",
-    "Window boundaries: a sample exactly W seconds old is outside every window (legacy "
-    "stabilization included), the convention of the vectors; upstream's legacy path compares "
-    "with Before(cutoff), which differs only at the same nanosecond.",
-)
+from hack.conformance.controller_cases import GO_ZERO_TIME, HANDLERS, CaseError, Json, t
+from hack.conformance.controller_reconcile import reconcile
+from hack.conformance.controller_schema import unknown_case_keys, unknown_fields
+from hack.conformance.deviations import excusing
+from hack.conformance.runner import Verdict, case_label, run_cases, unreadable
 
 HANDLERS_BY_KIND = {**HANDLERS, "controller_reconcile": reconcile}
 
@@ -97,13 +81,22 @@ def _compare_error(expected: Json, error: str) -> list[str]:
     return [] if want and want in error else [f"expected error containing {want!r} got error {error!r}"]
 
 
-def check(case: Json) -> list[str]:
-    """Mismatches for one case (empty: pass). The case must be well formed (see `_malformed`)."""
-    expected: Json = case["expected"]
+class _Failed(Exception):
+    """The replay's answer was an error (a MetricError's message), as the vector's `error` states."""
+
+
+def answer(case: Json) -> Json | _Failed:
+    """What our code answers for a well-formed case (see `_malformed`): its fields, or the error."""
     try:
-        got = HANDLERS_BY_KIND[case["kind"]](case["inputs"])
+        return HANDLERS_BY_KIND[case["kind"]](case["inputs"])
     except MetricError as e:
-        return _compare_error(expected, str(e))
+        return _Failed(str(e))
+
+
+def mismatches(expected: Json, got: Json | _Failed) -> list[str]:
+    """How `got` differs from `expected` (empty: it meets it)."""
+    if isinstance(got, _Failed):
+        return _compare_error(expected, str(got))
     if "error" in expected:
         return [f"expected error {expected['error']!r} got {json.dumps(got, default=str)}"]
     problems = []
@@ -115,26 +108,42 @@ def check(case: Json) -> list[str]:
     return problems
 
 
-def case_outcome(case: Any, index: int, seen: set[str]) -> tuple[str, str, str]:
-    """(verdict, case id, detail) for one case; never raises."""
+def check(case: Json) -> list[str]:
+    """Mismatches for one case (empty: pass). The case must be well formed (see `_malformed`)."""
+    return mismatches(case["expected"], answer(case))
+
+
+def _judged(case: Json) -> tuple[Verdict, str]:
+    """The verdict on a well-formed case: PASS, a deviation's SKIP, or FAIL with the mismatches."""
+    got = answer(case)
+    problems = mismatches(case["expected"], got)
+    if not problems:
+        return "PASS", ""
+    deviation = excusing("controller", case, got, lambda normalised: not mismatches(case["expected"], normalised))
+    if deviation is not None:
+        return "SKIP", f"deviation {deviation.name}: {deviation.reason}"
+    return "FAIL", "; ".join(problems)
+
+
+def case_outcome(case: Any, index: int, seen: set[str]) -> tuple[Verdict, str, str]:
+    """(verdict, case name, detail) for one case; never raises."""
+    label = case_label(case, index)
     cid = case.get("id") if isinstance(case, dict) else None
     if not isinstance(cid, str) or not cid:
-        return "FAIL", f"<case-{index}>", f"expected a non-empty string id got {cid!r}"
+        return "FAIL", label, f"expected a non-empty string id got {cid!r}"
     if cid in seen:
         return "FAIL", cid, "expected a unique case id got a duplicate"
     seen.add(cid)
-    if cid in DEVIATIONS:
-        return "SKIP", cid, f"deliberate deviation: {DEVIATIONS[cid]}"
     try:
         why = _malformed(case)
         if why is not None:
             return "FAIL", cid, f"expected {why}"
-        problems = check(case)
+        verdict, detail = _judged(case)
     except CaseError as e:
-        problems = [f"expected a case this runner can replay got {e}"]
+        verdict, detail = "FAIL", f"expected a case this runner can replay got {e}"
     except Exception as e:  # a crash fails that case, not the whole run
-        problems = [f"expected {json.dumps(case['expected'], default=str)} got {type(e).__name__}: {e}"]
-    return ("FAIL", cid, "; ".join(problems)) if problems else ("PASS", cid, "")
+        verdict, detail = "FAIL", f"expected {json.dumps(case['expected'], default=str)} got {type(e).__name__}: {e}"
+    return verdict, cid, detail
 
 
 def _load(path: Path) -> tuple[list[Any] | None, str]:
@@ -149,16 +158,14 @@ def _load(path: Path) -> tuple[list[Any] | None, str]:
 
 
 def run(path: Path) -> int:
+    """Run the controller case file at `path`: one line per case, then the counts; 1 if any failed."""
     cases, problem = _load(path)
     if cases is None:
-        print(f"FAIL {path.name}: {problem}")
-        print("0 passed, 1 failed, 0 skipped")
-        return 1
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+        return unreadable(path, problem)
     seen: set[str] = set()
-    for index, case in enumerate(cases):
-        verdict, cid, detail = case_outcome(case, index, seen)
-        counts[verdict] += 1
-        print(f"{verdict} {cid}: {detail}" if detail else f"{verdict} {cid}")
-    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
-    return 1 if counts["FAIL"] else 0
+
+    def judge(case: object, index: int) -> tuple[Verdict, str]:
+        verdict, _, detail = case_outcome(case, index, seen)
+        return verdict, detail
+
+    return run_cases(cases, judge)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from hack import conformance_adapter
-from hack import conformance_adapter_compare as compare
+from hack.conformance import adapter_runner
+from hack.conformance import adapter_compare as compare
 from tests import paths
 
 
@@ -76,7 +76,7 @@ def test_provenance_is_never_compared(field: str) -> None:
 def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], cases: list[dict[str, Any]]) -> dict[str, str]:
     path = tmp_path / "cases.json"
     path.write_text(json.dumps({"fixtures": {}, "cases": cases}))
-    conformance_adapter.run(path)
+    adapter_runner.run(path)
     return {line.split()[1].rstrip(":"): line for line in capsys.readouterr().out.splitlines()[:-1]}
 
 
@@ -202,7 +202,7 @@ def test_runner_verdicts_per_field(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_every_category_has_a_checker_or_is_named() -> None:
     """A category without a checker FAILs by name (e2e, unless its expectation is prose)."""
-    assert compare.CATEGORIES - set(conformance_adapter.CHECKERS) == {"e2e"}
+    assert compare.CATEGORIES - set(adapter_runner.CHECKERS) == {"e2e"}
 
 
 def _public() -> dict[str, Any]:
@@ -232,7 +232,7 @@ def test_object_metrics_fields_pass_and_fail(tmp_path: Path, capsys: pytest.Capt
     ]
     path = tmp_path / "cases.json"
     path.write_text(json.dumps({"fixtures": _public()["fixtures"], "cases": cases}))
-    conformance_adapter.run(path)
+    adapter_runner.run(path)
     verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in capsys.readouterr().out.splitlines()[:-1]}
     assert verdicts == {"nodes-plain-field": "PASS", "nodes-plain-field-wrong": "FAIL", "nodes-in-order-wrong": "FAIL",
                         "nodes-prose": "SKIP", "pods-plain-field": "PASS", "pods-plain-field-wrong": "FAIL"}
@@ -247,7 +247,7 @@ def test_relist_listing_fields_pass_and_fail(tmp_path: Path, capsys: pytest.Capt
              _with(case, "listed-after-wrong", after_relist_unordered=listed[1:])]
     path = tmp_path / "cases.json"
     path.write_text(json.dumps({"fixtures": {}, "cases": cases}))
-    conformance_adapter.run(path)
+    adapter_runner.run(path)
     verdicts = {line.split()[1].rstrip(":"): line.split()[0] for line in capsys.readouterr().out.splitlines()[:-1]}
     assert verdicts == {"listed-after": "PASS", "listed-before-wrong": "FAIL", "listed-after-wrong": "FAIL"}
 

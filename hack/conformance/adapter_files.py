@@ -2,7 +2,7 @@
 FAIL line, never a traceback) and the fixtures and cases of its companion files indexed, so a
 file holding only some cases can name setups and fixtures defined in the public one.
 
-Non-goals: running cases (hack/conformance_adapter.py) or checking them (the checker modules).
+Non-goals: running cases (hack/conformance/adapter_runner.py) or checking them (the checker modules).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def load(path: Path) -> tuple[dict[str, Any], list[Any]]:
     return fixtures, cases
 
 
-_REPO = Path(__file__).resolve().parent.parent
+_REPO = Path(__file__).resolve().parents[2]
 
 
 def index(case_list: list[Any]) -> dict[Any, Any]:

@@ -1,7 +1,7 @@
 """Conformance checkers that drive the metrics services, request-path parsing and value
 conversion (written by other parts of the adapter) with their map-backed fakes.
 
-Each takes (case, fixtures) and returns a `Result`; see conformance_adapter for the contract.
+Each takes (case, fixtures) and returns a `Result`; see adapter_runner for the contract.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from kubecommon.kube.objects import KubeObject
 from adapter.prometheus.api import Sample
 from adapter.prometheus.fake import FakePrometheus
 from adapter.rules.compile import CompiledConfig
-from hack.conformance_adapter_cases import Result, compile_case, judge, series_from_rule
+from hack.conformance.adapter_compare import Result, judge
+from hack.conformance.adapter_registry import series_from_rule
+from hack.conformance.adapter_rules import compile_case
 from kubecommon import status
 from kubecommon.quantity import format_milli, milli_from_float
 

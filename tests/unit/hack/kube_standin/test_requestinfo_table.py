@@ -24,7 +24,7 @@ from hack.kube_standin.rbac import UserInfo as StandinUser
 from hack.kube_standin.requestinfo import request_info
 from kubecommon.status import StatusError
 
-TABLE = Path(__file__).resolve().parents[2] / "cases" / "requestinfo.yaml"
+TABLE = Path(__file__).resolve().parents[3] / "cases" / "requestinfo.yaml"
 ROWS: list[dict[str, Any]] = yaml.safe_load(TABLE.read_text(encoding="utf-8"))["cases"]
 RESOURCE_KEYS = ("verb", "group", "version", "namespace", "resource", "subresource", "name", "parts")
 
