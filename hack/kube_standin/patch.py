@@ -39,10 +39,13 @@ def apply_patch(original: dict[str, Any], patch: Any, content_type: str, *,
     ctype = content_type.split(";")[0].strip().lower()
     if ctype == JSON_PATCH:
         return json_patch(original, patch)
+    patched: dict[str, Any]
     if ctype == MERGE_PATCH:
-        return merge_patch(original, patch)
+        patched = merge_patch(original, patch)
+        return patched
     if ctype == STRATEGIC_PATCH and strategic_allowed:
-        return strategic_merge(original, patch)
+        patched = strategic_merge(original, patch)
+        return patched
     accepted = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
     if strategic_allowed:
         accepted.insert(2, STRATEGIC_PATCH)

@@ -39,7 +39,8 @@ Fields = dict[int, list[tuple[int, Any]]]
 
 @functools.cache
 def _schema() -> dict[str, Any]:
-    return json.loads((Path(__file__).with_name("protoschema.json")).read_text())
+    schema: dict[str, Any] = json.loads((Path(__file__).with_name("protoschema.json")).read_text())
+    return schema
 
 
 def _varint(data: bytes, i: int) -> tuple[int, int]:
@@ -61,6 +62,7 @@ def fields(data: bytes) -> Fields:
     while i < len(data):
         key, i = _varint(data, i)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, i = _varint(data, i)
         elif wire == 1:

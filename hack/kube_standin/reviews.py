@@ -54,7 +54,8 @@ async def token_review(request: web.Request, state: State) -> web.Response:
 
 
 def _attributes(spec: dict[str, Any], user: UserInfo, kind: str) -> Attributes:
-    res, nonres = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    res: dict[str, Any] = spec.get("resourceAttributes") or {}
+    nonres: dict[str, Any] = spec.get("nonResourceAttributes") or {}
     if bool(res) == bool(nonres):
         raise Invalid.for_object(kind, GROUP_AUTHZ, "", [(
             "spec.resourceAttributes",

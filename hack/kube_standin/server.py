@@ -109,7 +109,8 @@ async def _route(request: web.Request, state: State, info: RequestInfo,
         if len(segs) >= 3:
             remote = agg.remote(segs[1], segs[2]) if agg else None
             if remote is not None:
-                return await agg.proxy(request, remote, user)
+                proxied: web.StreamResponse = await agg.proxy(request, remote, user)
+                return proxied
     if request.method in ("GET", "HEAD") and info.path.rstrip("/") in ("/api", "/apis"):
         version = discovery_v2.negotiate(request.headers.get("Accept", ""))
         if version:
@@ -190,15 +191,15 @@ def _non_resource(request: web.Request, state: State, info: RequestInfo) -> web.
     if path == "/apis":
         return json_response(discovery.api_group_list(apiservices))
     if len(segs) == 2 and segs[0] == "apis":
-        group = discovery.api_group(apiservices, segs[1])
-        if group is None:
+        group_doc = discovery.api_group(apiservices, segs[1])
+        if group_doc is None:
             raise NotFound.for_path()
-        return json_response(group)
+        return json_response(group_doc)
     if len(segs) == 3 and segs[0] == "apis":
-        types = state.types.in_group_version(segs[1], segs[2])
-        if not types:
+        listed = state.types.in_group_version(segs[1], segs[2])
+        if not listed:
             raise NotFound.for_path()
-        return json_response(discovery.api_resource_list(segs[1], segs[2], types))
+        return json_response(discovery.api_resource_list(segs[1], segs[2], listed))
     raise NotFound.for_path()
 
 

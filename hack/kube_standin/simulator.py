@@ -45,7 +45,8 @@ def _owner_ref(obj: Obj) -> dict[str, Any]:
 def _controller_uid(obj: Obj) -> str | None:
     for ref in obj["metadata"].get("ownerReferences") or []:
         if ref.get("controller"):
-            return ref.get("uid")
+            uid: str | None = ref.get("uid")
+            return uid
     return None
 
 
@@ -268,8 +269,8 @@ class Simulator:
         out = []
         for ctype, ok, reason, message in wanted:
             status = "True" if ok else "False"
-            prev = old.get(ctype)
-            same = prev is not None and prev.get("status") == status
+            prev: dict[str, Any] = old.get(ctype) or {}
+            same = bool(prev) and prev.get("status") == status
             out.append({"type": ctype, "status": status, "reason": reason, "message": message,
                         "lastUpdateTime": prev["lastUpdateTime"] if same and prev.get("reason") == reason else now,
                         "lastTransitionTime": prev["lastTransitionTime"] if same else now})

@@ -183,7 +183,7 @@ def strict_decoding_error(rt: ResourceType, unknown: list[str]) -> BadRequest:
 
 
 def _validate_kind(rt: ResourceType, obj: dict[str, Any]) -> Causes:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec: dict[str, Any] = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
     if rt.storage_key == ("", "pods"):
         return _validate_pod_spec(spec, "spec")
     if rt.storage_key == ("", "services"):
