@@ -271,6 +271,9 @@ class Reconciler:
     @staticmethod
     def _status_draft(report: SyncReport, previous: Mapping[str, Any]) -> StatusDraft:
         """The status `build_status` makes, with the extra conditions overlaid, built on demand."""
+        if not report.extra_conditions:  # nothing to overlay: the draft compares conditions unbuilt
+            return StatusDraft(report.autoscaler, report.decision, now=report.now)
+
         def finish(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
             overlaid = overlay_conditions({"conditions": conditions}, report.extra_conditions, previous=previous,
                                           now=report.now)  # fmt: skip

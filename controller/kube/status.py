@@ -154,8 +154,25 @@ class StatusDraft(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._keys)
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """`Mapping.get` without its KeyError round trip (plan_status_write reads every field)."""
+        return self[key] if key in self._keys else default
+
     def to_dict(self) -> dict[str, Any]:
         return {key: self[key] for key in self._keys}
+
+    def conditions_key(self) -> list[tuple[Any, ...]]:
+        """What `_conditions_key` reads from the conditions, without formatting their times
+        (only when there is no `finish_conditions` step, which may rewrite them)."""
+        if self._finish is not None or "conditions" in self._fields:
+            return _json_conditions_key(self["conditions"])
+        key = [(str(c.type), "True" if c.status else "False", str(c.reason), c.message)
+               for c in self._decision.status.conditions]
+        if self._autoscaler.key.kind == KIND:
+            paused = self._autoscaler.paused
+            key.append((PAUSED_CONDITION, "True" if paused else "False", "Paused" if paused else "NotPaused",
+                        _MSG_PAUSED if paused else _MSG_NOT_PAUSED))  # fmt: skip
+        return key
 
     def decision_key(self) -> tuple[Any, ...]:
         """`(outcome, limitingReason, applied)` of `lastDecision`, without building it."""
@@ -202,8 +219,14 @@ _MISSING = object()
 
 
 def _conditions_key(status: Json) -> list[tuple[Any, ...]]:
+    if isinstance(status, StatusDraft):
+        return status.conditions_key()
+    return _json_conditions_key(status.get("conditions"))
+
+
+def _json_conditions_key(conditions: Any) -> list[tuple[Any, ...]]:
     return [(c.get("type"), c.get("status"), c.get("reason"), c.get("message"))
-            for c in status.get("conditions") or () if isinstance(c, Mapping)]
+            for c in conditions or () if isinstance(c, Mapping)]
 
 
 def _decision_key(status: Json) -> tuple[Any, ...]:

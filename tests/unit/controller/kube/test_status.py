@@ -252,4 +252,7 @@ def test_the_lazy_draft_plans_like_the_whole_status(usage, later, paused, force)
         plan_status_write(first, build_status(a, decision, now=now), now=now, force_checkpoint=force)
     assert draft.to_dict() == build_status(a, decision, now=now)
     assert list(draft.to_dict()) == list(build_status(a, decision, now=now)), "same field order"
+    unbuilt = StatusDraft(a, decision, now=now)
+    assert unbuilt.conditions_key() == [(c["type"], c["status"], c["reason"], c["message"])
+                                        for c in build_status(a, decision, now=now)["conditions"]]
 
