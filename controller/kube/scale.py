@@ -25,12 +25,14 @@ from controller.kube.ports import ScaleClient, ScaleInfo, TargetRef
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.errors import KubeAPIError, KubeUnavailable, UnknownKind
 from kubecommon.kube.resources import ResourceInfo, ResourceResolver, split_api_version
+from kubecommon.lru import LRUCache
 
 __all__ = ["KubeScaleClient", "scale_from_json"]
 
 _ATTEMPTS = 5
 _BACKOFF_SECONDS = 0.01
 _JITTER = 0.1
+_ORDERED_ENTRIES = 256  # distinct (apiVersion, kind) targets remembered
 
 
 def scale_from_json(doc: dict[str, Any]) -> ScaleInfo:
@@ -58,6 +60,9 @@ class KubeScaleClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self.conflicts_retried = 0  # 409s answered with a re-read and a new attempt (self-metrics)
+        # (apiVersion, kind) -> (the resolver's mappings, the scalable ones in try order), per sync
+        self._ordered: LRUCache[tuple[str, str], tuple[tuple[ResourceInfo, ...], tuple[ResourceInfo, ...]]] = \
+            LRUCache(_ORDERED_ENTRIES)
 
     async def get(self, namespace: str, ref: TargetRef) -> ScaleInfo:
         return await self._on_first_mapping(ref, lambda info: self._get(info, namespace, ref.name))
@@ -88,7 +93,13 @@ class KubeScaleClient:
     async def _mappings(self, ref: TargetRef) -> tuple[ResourceInfo, ...]:
         group, version = split_api_version(ref.api_version, ref.kind)
         mappings = await self._resolver.kind_mappings(group, ref.kind)
+        key = (ref.api_version, ref.kind)
+        known = self._ordered.get(key)
+        if known is not None and known[0] is mappings:  # the resolver's answer is unchanged: reuse the order
+            return known[1]
         scalable = tuple(sorted((m for m in mappings if m.scalable), key=lambda m: m.version != version))
+        if scalable:
+            self._ordered.put(key, (mappings, scalable))
         if not scalable:
             raise UnknownKind(group, ref.kind, detail=(
                 f'kind "{ref.kind}" in group "{group}" has no scale subresource ({mappings[0].resource} '
