@@ -1,1 +1,1 @@
-"""The workshop: development tools beside the product (conformance runners, API-server stand-in, demo, bench)."""
+"""The workshop beside the product, one room per job (hack/README.md): the API-server stand-in, the running stack, the demo, the conformance runners and the benchmarks."""
