@@ -15,7 +15,9 @@ warm-up (the first pass writes every status once) the window is measured:
 * syncs/s (reconciliations delta) against the ideal N / period, CPU ms per sync and the cores the
   ideal rate would take at that cost (the machine's load average is printed: on a shared machine
   a CPU-starved controller falls behind and its lateness says more about the neighbours);
-* API requests per sync and status writes per object per minute, counted by the endpoint.
+* API requests per sync and status writes per object per minute, counted by the endpoint;
+* the endpoint's own CPU in cores (it shares the machine: when controller and endpoint together
+  need more than the cores free, both fall behind and the lateness measures the machine).
 
 Bar (issue 9): 10,000 objects at 15 s with lateness p99 <= 1 s on <= 1 core and <= 2 status
 writes per object per minute. The endpoint is not the stand-in: at 10,000 objects the stand-in
@@ -130,7 +132,10 @@ def run_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
             raise RuntimeError(f"controller exited:\n{log_tail(work / f'controller-{n}.log')}")
         pid = _controller_pid(ctl)
         time.sleep(args.warmup)
-        return measure(n, pid, metrics_port, api_port, args.window, args.period)
+        endpoint_cpu = cpu_seconds(api.pid)
+        row = measure(n, pid, metrics_port, api_port, args.window, args.period)
+        row["endpoint_cpu_cores"] = round((cpu_seconds(api.pid) - endpoint_cpu) / row["window_s"], 3)
+        return row
     finally:
         terminate(ctl, timeout=20)
         terminate(api)
