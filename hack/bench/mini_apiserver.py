@@ -135,6 +135,7 @@ class Server:
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         parts = [p for p in request.path.split("/") if p]
+        group: str | None
         if parts[:1] == ["api"]:
             group, rest = "", parts[1:]
         elif parts[:1] == ["apis"]:
@@ -142,15 +143,18 @@ class Server:
         else:
             return _status(404, "NotFound", request.path)
         if group is None or not rest:
-            return self._count("discovery", request) or self.discovery(group)
+            self._count("discovery", request)
+            return self.discovery(group)
         version, rest = rest[0], rest[1:]
         if not rest:
-            return self._count("discovery", request) or self.resource_list(group, version)
-        namespace = None
+            self._count("discovery", request)
+            return self.resource_list(group, version)
+        namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
         if group == "custom.metrics.k8s.io":
-            return self._count("metric", request) or self.custom_metric(namespace or "", rest, request)
+            self._count("metric", request)
+            return self.custom_metric(namespace or "", rest, request)
         if group in ("external.metrics.k8s.io", "metrics.k8s.io"):
             self._count("metric", request)
             return web.json_response({"kind": "List", "apiVersion": "v1", "metadata": {}, "items": []})
