@@ -14,16 +14,21 @@ pods from its watch cache). Then it measures, from one aiohttp client with keep-
   requests (the two alternate, so drift hits both);
 * the same request through `hack.bench.floor_proxy`, a zero-work aiohttp TLS proxy in its own
   process: what aiohttp, TLS and one more hop cost before the adapter does anything;
-* throughput at concurrency 16 for a fixed time: the same request from every worker (what the
-  bar is about; the adapter shares identical queries in flight), and each worker with its own
-  query (a metricLabelSelector no series fails), where neither side can share anything;
+* throughput at concurrency 16 for a fixed time, each worker with its own query (a
+  metricLabelSelector no series fails, so nothing can be shared and both sides send Prometheus
+  one query per request), through the adapter, straight to Prometheus and through the floor
+  proxy, interleaved in rounds so drift hits all three; the CPU seconds each process (adapter,
+  Prometheus, floor proxy, this client) used per request in each run; then the same request from
+  every worker (the adapter shares identical queries in flight), for context;
 * the discovery document `GET /apis/custom.metrics.k8s.io/v1beta1`;
 * the same request over the 2,000 pods (above the large-selection threshold the adapter queries
   the namespace and filters against its cache instead of a 2,000-name regex), next to that
   namespace query and the 2,000-name regex query sent straight to Prometheus.
 
-Bars (issue #4): adapter p50 ≤ 1.5× direct p50; adapter throughput ≥ 0.7× direct; 2,000-pod
-p50 ≤ 2× the 100-pod p50. Exit status 1 when a bar is missed.
+Bars (issue #12): adapter throughput with a query per worker ≥ 0.9× direct Prometheus; adapter
+100-pod p50 ≤ 1.15× the zero-work TLS proxy's; adapter 2,000-pod p50 ≤ 1.2× the direct namespace
+query's. Exit status 1 when a bar is missed. `--py-spy DIR` then records the adapter and the
+floor proxy under each load with py-spy (speedscope files and a top-functions summary per load).
 """
 
 from __future__ import annotations
@@ -31,9 +36,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import ssl
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,8 +57,9 @@ import yaml  # noqa: E402
 
 from hack.stack import metrics_stack  # noqa: E402
 from hack.stack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
-from hack.stack.processes import log_tail, spawn_logged, terminate  # noqa: E402
 from hack.stack.sample_exporter import FakePod, SampleExporter  # noqa: E402
+from hack.bench.floor_proxy import FloorProxy  # noqa: E402
+from hack.bench.process_cpu import CpuMeter, PySpy  # noqa: E402
 from kubecommon import tls  # noqa: E402
 
 METRIC = "http_requests_per_second"
@@ -103,8 +109,8 @@ async def _sequential(pairs: list[tuple[str, Request]], n: int) -> dict[str, lis
     return times
 
 
-async def _throughput(calls: list[Request], seconds: float) -> float:
-    """Requests/s with one worker per call, each repeating its own call until time is up."""
+async def _throughput(calls: list[Request], seconds: float) -> tuple[int, float]:
+    """(requests done, seconds) with one worker per call, each repeating its call until time is up."""
     done = 0
     deadline = time.perf_counter() + seconds
 
@@ -116,7 +122,34 @@ async def _throughput(calls: list[Request], seconds: float) -> float:
 
     started = time.perf_counter()
     await asyncio.gather(*(worker(call) for call in calls))
-    return done / (time.perf_counter() - started)
+    return done, time.perf_counter() - started
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rate:
+    """A throughput run: requests/s and the CPU milliseconds each process spent per request."""
+
+    per_second: float
+    cpu_ms: dict[str, float]
+
+
+async def _rates(targets: dict[str, list[Request]], seconds: float, rounds: int,
+                 meter: CpuMeter) -> dict[str, Rate]:
+    """Each target for `seconds` in all, in `rounds` interleaved slices (drift hits all alike)."""
+    done = dict.fromkeys(targets, 0)
+    wall = dict.fromkeys(targets, 0.0)
+    cpu: dict[str, dict[str, float]] = {name: dict.fromkeys(meter.pids, 0.0) for name in targets}
+    for _ in range(rounds):
+        for name, calls in targets.items():
+            with meter.phase() as used:
+                count, elapsed = await _throughput(calls, seconds / rounds)
+            done[name] += count
+            wall[name] += elapsed
+            for process in meter.pids:
+                cpu[name][process] += used[process]
+    return {name: Rate(per_second=done[name] / wall[name],
+                       cpu_ms={process: 1000 * used / max(done[name], 1) for process, used in cpu[name].items()})
+            for name in targets}
 
 
 def _getter(session: aiohttp.ClientSession, url: str, headers: dict[str, str], *,
@@ -167,106 +200,131 @@ def _direct(session: aiohttp.ClientSession, url: str, promql: str) -> Request:
     return call
 
 
-class FloorProxy:
-    """`hack.bench.floor_proxy` as a child process, serving with the adapter's certificate."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Targets:
+    """Where the benchmark sends its requests."""
 
-    def __init__(self, *, workdir: Path, cert_file: Path, key_file: Path, prometheus_url: str) -> None:
-        self.port = free_port()
-        self.url = f"https://127.0.0.1:{self.port}"
-        self._log = workdir / "floor-proxy.log"
-        self._args = [sys.executable, "-m", "hack.bench.floor_proxy", f"--port={self.port}",
-                      f"--cert-file={cert_file}", f"--key-file={key_file}", f"--prometheus-url={prometheus_url}"]
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 20.0) -> FloorProxy:
-        self._log.parent.mkdir(parents=True, exist_ok=True)
-        self._proc = spawn_logged(self._args, self._log, cwd=ROOT)
-        deadline = time.monotonic() + timeout
-        while "ready" not in (self._log.read_text() if self._log.exists() else ""):
-            if self._proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"floor proxy did not start:\n{log_tail(self._log)}")
-            time.sleep(0.05)
-        return self
-
-    def stop(self) -> None:
-        terminate(self._proc)
+    adapter_url: str
+    prometheus_url: str
+    floor_url: str
+    token: str
 
 
-async def _measure(adapter_url: str, prometheus_url: str, floor_url: str, token: str,
-                   args: argparse.Namespace) -> dict[str, Any]:
+async def _measure(targets: Targets, args: argparse.Namespace, meter: CpuMeter,
+                   spies: dict[str, PySpy]) -> dict[str, Any]:
     ctx = tls.client_ssl_context(insecure=True)  # a self-signed serving cert for the Service name
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-    base = f"{adapter_url}/apis/custom.metrics.k8s.io/v1beta1/namespaces"
-    connector = aiohttp.TCPConnector(limit=args.concurrency * 2)
+    headers = {"Authorization": f"Bearer {targets.token}", "Accept": "application/json"}
+    base = f"{targets.adapter_url}/apis/custom.metrics.k8s.io/v1beta1/namespaces"
+    prometheus_url = targets.prometheus_url
+    connector = aiohttp.TCPConnector(limit=args.concurrency * 4)
     async with aiohttp.ClientSession(connector=connector) as session:
         small_names = [f"app-{i:05d}" for i in range(SMALL[1])]
         for namespace, count in (SMALL, LARGE):
             await _check_items(session, f"{base}/{namespace}/pods/*/{METRIC}", headers, ctx, count)
-        adapter_small = _getter(session, f"{base}/{SMALL[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
+        small_url = f"{base}/{SMALL[0]}/pods/*/{METRIC}"
+        adapter_small = _getter(session, small_url, headers, ssl_ctx=ctx)
         adapter_large = _getter(session, f"{base}/{LARGE[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
         direct_small = _direct(session, prometheus_url, _promql(SMALL[0], small_names))
-        floor_small = _getter(session, f"{floor_url}/api/v1/query?{_query_params(_promql(SMALL[0], small_names))}",
-                              {}, ssl_ctx=ctx)
+
+        def floor(promql: str) -> Request:
+            return _getter(session, f"{targets.floor_url}/api/v1/query?{_query_params(promql)}", {}, ssl_ctx=ctx)
+
+        floor_small = floor(_promql(SMALL[0], small_names))
         direct_large = _direct(session, prometheus_url, _promql(LARGE[0], None))
         # what an adapter that always lists names would send: a 2,000-name regex matcher
         regex_large = _direct(session, prometheus_url, _promql(LARGE[0], [f"app-{i:05d}" for i in range(LARGE[1])]))
-        discovery = _getter(session, f"{adapter_url}/apis/custom.metrics.k8s.io/v1beta1", headers, ssl_ctx=ctx)
+        discovery = _getter(session, f"{targets.adapter_url}/apis/custom.metrics.k8s.io/v1beta1", headers,
+                            ssl_ctx=ctx)
         pairs = [("adapter_100", adapter_small), ("direct_100", direct_small), ("floor_100", floor_small),
                  ("adapter_2000", adapter_large),
                  ("direct_2000", direct_large), ("regex_2000", regex_large), ("discovery", discovery)]
         await _sequential(pairs, 20)  # warm-up: connections, caches, JIT-less Python paths
         times = await _sequential(pairs, args.requests)
-        # The issue's figure: the one request at concurrency 16 (the adapter shares identical
-        # queries while in flight, by design). Then each worker with its own query (a
-        # metricLabelSelector on a label no series has, so the answer is the same): nothing can be
-        # shared and both sides send Prometheus one query per request.
+        # The issue's figure: each worker with its own query (a metricLabelSelector on a label no
+        # series has, so the answer is the same): nothing can be shared and every side sends
+        # Prometheus one query per request. Then the one request from every worker (the adapter
+        # shares identical queries while in flight, by design), for context.
         own = [f"bench_worker!=w{i}" for i in range(args.concurrency)]
-        small_url = f"{base}/{SMALL[0]}/pods/*/{METRIC}"
-        rates = {
-            "direct_100": await _throughput([direct_small] * args.concurrency, args.seconds),
-            "adapter_100": await _throughput([adapter_small] * args.concurrency, args.seconds),
-            "direct_100_own": await _throughput(
-                [_direct(session, prometheus_url, _promql(SMALL[0], small_names, sel)) for sel in own], args.seconds),
-            "adapter_100_own": await _throughput(
-                [_getter(session, f"{small_url}?metricLabelSelector={sel}", headers, ssl_ctx=ctx) for sel in own],
-                args.seconds)}
+        own_loads = {
+            "direct_100_own": [_direct(session, prometheus_url, _promql(SMALL[0], small_names, sel)) for sel in own],
+            "floor_100_own": [floor(_promql(SMALL[0], small_names, sel)) for sel in own],
+            "adapter_100_own": [_getter(session, f"{small_url}?metricLabelSelector={sel}", headers, ssl_ctx=ctx)
+                                for sel in own]}
+        await _rates(own_loads, 1.0, 1, meter)  # warm-up: a connection per worker everywhere
+        rates = await _rates(own_loads, args.seconds, args.rounds, meter)
+        rates |= await _rates({"direct_100": [direct_small] * args.concurrency,
+                               "adapter_100": [adapter_small] * args.concurrency}, args.seconds, 1, meter)
+        if spies:
+            await _profile(spies, own_loads, {"100_sequential": adapter_small, "2000_sequential": adapter_large},
+                           floor_small, args)
     return {"latency": {name: Latency.of(values) for name, values in times.items()}, "throughput": rates}
+
+
+async def _profile(spies: dict[str, PySpy], own_loads: dict[str, list[Request]],
+                   sequential: dict[str, Request], floor_small: Request, args: argparse.Namespace) -> None:
+    """py-spy records of the adapter under each load, and of the floor proxy under its own."""
+    seconds = max(args.seconds, 5.0)
+
+    async def repeat(call: Request) -> None:
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            await call()
+
+    for name, call in sequential.items():
+        with spies["adapter"].record(f"adapter_{name}"):
+            await repeat(call)
+    with spies["floor"].record("floor_100_sequential"):
+        await repeat(floor_small)
+    with spies["adapter"].record("adapter_100_own_c16"):
+        await _throughput(own_loads["adapter_100_own"], seconds)
+    with spies["floor"].record("floor_100_own_c16"):
+        await _throughput(own_loads["floor_100_own"], seconds)
 
 
 def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
     lat: dict[str, Latency] = result["latency"]
-    rates: dict[str, float] = result["throughput"]
+    rates: dict[str, Rate] = result["throughput"]
     print(f"\nsequential requests, {args.requests} each (p50 / p99, ms):")
     for name in ("direct_100", "floor_100", "adapter_100", "direct_2000", "regex_2000", "adapter_2000", "discovery"):
         print(f"  {name:<13} {lat[name].p50_ms:8.2f} / {lat[name].p99_ms:8.2f}")
-    print(f"throughput at concurrency {args.concurrency} for {args.seconds:g}s (requests/s):")
-    for name, label in (("direct_100", "direct, the same request"), ("adapter_100", "adapter, the same request"),
-                        ("direct_100_own", "direct, a query per worker"),
-                        ("adapter_100_own", "adapter, a query per worker")):
-        print(f"  {label:<30} {rates[name]:8.1f}")
+    processes = list(next(iter(rates.values())).cpu_ms)
+    print(f"throughput at concurrency {args.concurrency}, {args.seconds:g}s each (requests/s; CPU ms per request)")
+    print(f"  {'':<30} {'req/s':>8}  " + "  ".join(f"{p:>10}" for p in processes))
+    for name, label in (("direct_100_own", "direct, a query per worker"),
+                        ("floor_100_own", "floor, a query per worker"),
+                        ("adapter_100_own", "adapter, a query per worker"),
+                        ("direct_100", "direct, the same request"), ("adapter_100", "adapter, the same request")):
+        rate = rates[name]
+        print(f"  {label:<30} {rate.per_second:8.1f}  " + "  ".join(f"{rate.cpu_ms[p]:10.3f}" for p in processes))
     checks = [
-        ("adapter p50 / direct p50 (100 pods)", lat["adapter_100"].p50_ms / lat["direct_100"].p50_ms, "<=", 1.5),
-        ("adapter / direct throughput (same request, c=16)", rates["adapter_100"] / rates["direct_100"], ">=", 0.7),
-        ("2,000-pod p50 / 100-pod p50 (adapter)", lat["adapter_2000"].p50_ms / lat["adapter_100"].p50_ms,
-         "<=", 2.0),
+        ("adapter / direct throughput, a query per worker (c=16)",
+         rates["adapter_100_own"].per_second / rates["direct_100_own"].per_second, ">=", 0.9),
+        ("adapter p50 / zero-work TLS proxy p50, 100 pods", lat["adapter_100"].p50_ms / lat["floor_100"].p50_ms,
+         "<=", 1.15),
+        ("adapter p50 / direct namespace query p50, 2,000 pods",
+         lat["adapter_2000"].p50_ms / lat["direct_2000"].p50_ms, "<=", 1.2),
     ]
     context = [
-        ("adapter / direct throughput, a query per worker", rates["adapter_100_own"] / rates["direct_100_own"]),
-        ("zero-work aiohttp TLS proxy / direct, 100 pods", lat["floor_100"].p50_ms / lat["direct_100"].p50_ms),
-        ("adapter / zero-work aiohttp TLS proxy, 100 pods", lat["adapter_100"].p50_ms / lat["floor_100"].p50_ms),
-        ("adapter / direct, 2,000 pods (namespace query)", lat["adapter_2000"].p50_ms / lat["direct_2000"].p50_ms),
+        ("zero-work TLS proxy / direct throughput, a query per worker",
+         rates["floor_100_own"].per_second / rates["direct_100_own"].per_second),
+        ("adapter / zero-work TLS proxy throughput, a query per worker",
+         rates["adapter_100_own"].per_second / rates["floor_100_own"].per_second),
+        ("adapter / direct throughput, the same request",
+         rates["adapter_100"].per_second / rates["direct_100"].per_second),
+        ("adapter p50 / direct p50, 100 pods", lat["adapter_100"].p50_ms / lat["direct_100"].p50_ms),
+        ("zero-work TLS proxy / direct p50, 100 pods", lat["floor_100"].p50_ms / lat["direct_100"].p50_ms),
         ("Prometheus alone, 2,000 / 100 pods", lat["direct_2000"].p50_ms / lat["direct_100"].p50_ms),
         ("2,000-name regex / namespace query (Prometheus)", lat["regex_2000"].p50_ms / lat["direct_2000"].p50_ms),
     ]
     print("context (not bars):")
     for label, value in context:
-        print(f"  {label:<50} {value:6.2f}")
+        print(f"  {label:<60} {value:6.2f}")
     ok = True
-    print("bars:")
+    print("bars (issue #12):")
     for label, value, op, bar in checks:
         passed = value <= bar if op == "<=" else value >= bar
         ok &= passed
-        print(f"  {label:<50} {value:6.2f}  (bar {op} {bar})  {'PASS' if passed else 'FAIL'}")
+        print(f"  {label:<60} {value:6.2f}  (bar {op} {bar})  {'PASS' if passed else 'FAIL'}")
     return ok
 
 
@@ -287,8 +345,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=300, help="sequential requests per target")
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--seconds", type=float, default=5.0, help="duration of each throughput run")
+    parser.add_argument("--seconds", type=float, default=6.0, help="duration of each throughput run")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved slices of each throughput run")
     parser.add_argument("--profile", metavar="FILE", help="run the adapter under cProfile, stats to FILE")
+    parser.add_argument("--py-spy", metavar="DIR", help="then record the adapter and the floor proxy under each "
+                                                        "load with py-spy, into DIR")
     args = parser.parse_args(argv)
     pods = _pods()
     exporter = SampleExporter().start()
@@ -324,7 +385,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{exporter.series_count()} series")
             floor = FloorProxy(workdir=work / "floor", cert_file=adapter.cert_file,
                                key_file=adapter.cert_file.with_suffix(".key"), prometheus_url=prometheus.url).start()
-            result = asyncio.run(_measure(adapter.url, prometheus.url, floor.url, token, args))
+            assert adapter.proc is not None and prometheus.pid is not None
+            pids = {"adapter": adapter.proc.pid, "prometheus": prometheus.pid, "floor": floor.pid,
+                    "client": os.getpid()}
+            spies = {name: PySpy(Path(args.py_spy), pids[name]) for name in ("adapter", "floor")} if args.py_spy else {}
+            result = asyncio.run(_measure(Targets(adapter_url=adapter.url, prometheus_url=prometheus.url,
+                                                  floor_url=floor.url, token=token), args, CpuMeter(pids), spies))
         finally:
             if floor is not None:
                 floor.stop()

@@ -8,7 +8,7 @@ keep-alive session) and Prometheus' body is returned untouched. It serves TLS li
 event loop (uvloop), but does nothing an adapter must do: no authentication, no routing beyond
 one path, no object cache, no decoding or re-encoding of the answer.
 
-`hack.bench.adapter_latency` runs it in its own process next to the adapter, so the report can
+`hack.bench.adapter_latency` runs it (`FloorProxy`) in its own process next to the adapter, so the report can
 separate what aiohttp, TLS and one more process hop cost from what the adapter's own work costs.
 Benchmark-only: nothing in the product imports it.
 """
@@ -17,14 +17,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
 import uvloop
 from aiohttp import web
 
+from hack.stack.local_prometheus import free_port
+from hack.stack.processes import log_tail, spawn_logged, terminate
 from kubecommon import tls
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _serve(args: argparse.Namespace) -> None:
@@ -51,6 +57,36 @@ async def _serve(args: argparse.Namespace) -> None:
     finally:
         await runner.cleanup()
         await session.close()
+
+
+class FloorProxy:
+    """`hack.bench.floor_proxy` as a child process, serving with the adapter's certificate."""
+
+    def __init__(self, *, workdir: Path, cert_file: Path, key_file: Path, prometheus_url: str) -> None:
+        self.port = free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
+        self._log = workdir / "floor-proxy.log"
+        self._args = [sys.executable, "-m", "hack.bench.floor_proxy", f"--port={self.port}",
+                      f"--cert-file={cert_file}", f"--key-file={key_file}", f"--prometheus-url={prometheus_url}"]
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 20.0) -> FloorProxy:
+        self._log.parent.mkdir(parents=True, exist_ok=True)
+        self._proc = spawn_logged(self._args, self._log, cwd=ROOT)
+        deadline = time.monotonic() + timeout
+        while "ready" not in (self._log.read_text() if self._log.exists() else ""):
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"floor proxy did not start:\n{log_tail(self._log)}")
+            time.sleep(0.05)
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None
+        return self._proc.pid
+
+    def stop(self) -> None:
+        terminate(self._proc)
 
 
 def main(argv: list[str] | None = None) -> int:
