@@ -10,12 +10,21 @@ refused with upstream's "unexpected query result type".
 
 Sample values may be NaN or ±Inf (Prometheus' own spelling); what to do with them is the
 services' decision, per item. Pure: no I/O. Non-goals: series answers (`series_stream`).
+
+The value texts of a well-formed vector are parsed as one JSON array by orjson
+(`_well_formed_vector`): Python's `float()` of a 17-digit decimal such as `"1.0333333333333334"`
+costs ~0.35 µs, more than everything else done for that sample. Anything that path does not
+accept (a malformed sample, a `NaN` or `+Inf` text) goes through the per-sample check
+(`_checked_vector`), which converts one by one and names the first problem.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import repeat
 from typing import Any
+
+import orjson
 
 from adapter.prometheus.api import Sample
 from adapter.prometheus.errors import PrometheusBadResponse
@@ -24,6 +33,7 @@ __all__ = ["parse_query_data"]
 
 _new_tuple = tuple.__new__
 _NUMBER_TYPES = (int, float)
+_ONLY_FLOAT, _NUMBER_TYPE_SET = {float}, set(_NUMBER_TYPES)
 
 
 def parse_query_data(data: Any, path: str) -> list[Sample]:
@@ -43,6 +53,68 @@ def parse_query_data(data: Any, path: str) -> list[Sample]:
 def _vector(result: Any, path: str) -> list[Sample]:
     if type(result) is not list:
         raise _bad(path, "the vector result is not a list")
+    samples = _well_formed_vector(result)
+    return _checked_vector(result, path) if samples is None else samples
+
+
+def _well_formed_vector(result: list[Any]) -> list[Sample] | None:
+    """The samples when every one is well formed and every value a JSON number; None sends the
+    answer through `_checked_vector`, which names what is wrong.
+
+    The loop only checks shapes and collects three columns; the value texts are then parsed in
+    one call and the samples built in one C-level pass.
+    """
+    metrics: list[dict[str, str]] = []
+    texts: list[str] = []
+    times: list[float] = []
+    add_metric, add_text, add_time = metrics.append, texts.append, times.append
+    for item in result:
+        metric = item.get("metric") if type(item) is dict else None
+        if type(metric) is not dict:
+            return None
+        for value in metric.values():
+            if type(value) is not str:
+                return None
+        pair = item.get("value")
+        if type(pair) is not list or len(pair) != 2:
+            return None
+        timestamp, text = pair
+        if type(text) is not str or type(timestamp) not in _NUMBER_TYPES:
+            return None
+        add_metric(metric)
+        add_text(text)
+        add_time(timestamp)
+    values = _parse_numbers(texts)
+    if values is None:
+        return None
+    return list(map(_new_tuple, repeat(Sample), zip(metrics, values, map(float, times), strict=True)))
+
+
+def _parse_numbers(texts: list[str]) -> list[float] | None:
+    """`[float(t) for t in texts]`, parsed as one JSON array; None when one is not a JSON number
+    (`NaN`, `+Inf`, garbage: the per-sample path handles those).
+
+    Each text must yield exactly one element: a text that is not a number on its own either
+    breaks the array (`,,`, a trailing comma) or changes the count, or yields a non-number type.
+    JSON's number grammar is a subset of `float()`'s, and both round correctly, so every value
+    is the same float; an integer text (`"0"`, `"-0"`) is read by `float()` to keep its sign.
+    """
+    try:
+        numbers = orjson.loads("[" + ",".join(texts) + "]")
+    except orjson.JSONDecodeError:
+        return None
+    if type(numbers) is not list or len(numbers) != len(texts):
+        return None
+    kinds = set(map(type, numbers))
+    if kinds == _ONLY_FLOAT:
+        return numbers
+    if not kinds <= _NUMBER_TYPE_SET:
+        return None
+    return [number if type(number) is float else float(text) for number, text in zip(numbers, texts, strict=True)]
+
+
+def _checked_vector(result: list[Any], path: str) -> list[Sample]:
+    """Sample by sample, stopping at the first problem with an error that names it."""
     samples: list[Sample] = []
     append = samples.append
     for index, item in enumerate(result):
