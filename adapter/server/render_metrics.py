@@ -170,17 +170,28 @@ class CustomMetricsEncoder:
     """
 
     def __init__(self, max_shapes: int = 256) -> None:
-        self._fragments: LRUCache[tuple[str, MetricValueList], tuple[str, str, str, str] | None] = \
-            LRUCache(max_shapes)
+        self._fragments: LRUCache[tuple[object, ...], tuple[str, str, str, str] | None] = LRUCache(max_shapes)
 
     def encode(self, result: MetricValueList, version: str) -> bytes:
         if not result.items:
             return _dumps(render_custom(result, version)).encode()
-        shape = replace(result, items=())
-        fragments = self._fragments.get_or_compute((version, shape), lambda: _item_fragments(version, shape))
+        fragments = self._fragments.get_or_compute(
+            _shape(result, version), lambda: _item_fragments(version, replace(result, items=())))
         if fragments is None:
             return _dumps(render_custom(result, version)).encode()
         return _join(result, version, fragments)
+
+
+    def knows(self, result: MetricValueList, version: str) -> bool:
+        """Whether the item fragments of `result`'s shape are kept."""
+        return self._fragments.get(_shape(result, version)) is not None
+
+
+def _shape(result: MetricValueList, version: str) -> tuple[object, ...]:
+    """What every item of `result` shares: every field but `items` (a plain tuple, built in a
+    fraction of what `dataclasses.replace` costs)."""
+    return (version, result.kind, result.api_version, result.namespace, result.metric, result.selector,
+            result.window_seconds)
 
 
 def encode_custom(result: MetricValueList, version: str) -> bytes:
@@ -195,9 +206,11 @@ def _join(result: MetricValueList, version: str, fragments: tuple[str, str, str,
     # An instant query stamps every sample with its evaluation time: usually one text to format.
     times = {timestamp: format_time(timestamp) for timestamp in {v.timestamp for v in result.items}}
     quote = encode_basestring_ascii
+    # `format_milli` inline for its common case: a fraction of a unit prints as milli-units
     body = ",".join([
-        f"{before_name}{quote(v.name)}{before_time}{times[v.timestamp]}{before_value}{format_milli(v.milli)}{tail}"
-        for v in result.items])
+        f"{before_name}{quote(name)}{before_time}{times[timestamp]}{before_value}"
+        f"{f'{milli}m' if milli % 1000 else format_milli(milli)}{tail}"
+        for name, timestamp, milli in result.items])
     return (f'{{"kind":"MetricValueList","apiVersion":"{CUSTOM_GROUP}/{version}","metadata":{{}},'
             f'"items":[{body}]}}').encode()
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -40,6 +41,7 @@ from adapter.prometheus.instrumented import CallObserver
 __all__ = ["StateSource", "Telemetry"]
 
 _NS = "prom_autoscaler_adapter"
+_timestamp_of = attrgetter("timestamp")
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -115,6 +117,7 @@ class Telemetry:
         self.registry = CollectorRegistry()
         self._clock = clock
         self._request_children: dict[tuple[str, str, str, int], tuple[Any, Any]] = {}
+        self._call_durations: dict[str, Any] = {}  # `prometheus_duration` by call (query, series, health)
         self.requests = Counter(f"{_NS}_requests", "API requests served, by API group, version, verb "
                                 "and HTTP code.", ["group", "version", "verb", "code"], registry=self.registry)
         self.request_duration = Histogram(f"{_NS}_request_duration_seconds", "API request latency by API "
@@ -152,7 +155,10 @@ class Telemetry:
 
     def observe_prometheus_call(self, call: str, seconds: float) -> None:
         """One call to Prometheus (`adapter.prometheus.instrumented`) and how long it took."""
-        self.prometheus_duration.labels(call).observe(seconds)
+        histogram = self._call_durations.get(call)
+        if histogram is None:  # a few call names, fixed in the code
+            histogram = self._call_durations[call] = self.prometheus_duration.labels(call)
+        histogram.observe(seconds)
 
     def count_prometheus_error(self, call: str, error: str) -> None:
         """One failed call to Prometheus, by the error's type name."""
@@ -164,7 +170,7 @@ class Telemetry:
 
     def observe_samples(self, samples: Sequence[Sample]) -> None:
         if samples:
-            newest = max([s.timestamp for s in samples])
+            newest = max(map(_timestamp_of, samples))
             if newest == newest:  # a NaN time (a garbled answer) is not an age
                 self.sample_age.observe(max(0.0, self._clock() - newest))
 

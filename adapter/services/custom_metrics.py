@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 
 from adapter.discovery.registry import CustomMetricEntry, Registry
 from kubecommon.kube import errors as kube_errors
@@ -34,12 +35,12 @@ from adapter.services.queries import DEFAULT_LARGE_SELECTION, RenderedQueries, n
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
 from adapter.services.results import MetricValue, MetricValueList
 from adapter.services.values import MILLI_LIMIT, DropSink, describe, ignore_drops, unusable
-from kubecommon.quantity import milli_from_float
 from kubecommon.selectors import Selector
 
 __all__ = ["CustomMetricRequest", "CustomMetricsService", "samples_by_name"]
 
 _new_tuple = tuple.__new__
+_labels_of, _name_of = attrgetter("labels"), attrgetter("name")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,7 +107,7 @@ class CustomMetricsService:
             raise errors.MetricNotFound.for_resource(str(request.resource), request.metric) from None
         # The cache answers in (namespace, name) order, the order of a kube LIST, as upstream;
         # names are unique within one namespace (or cluster-wide for cluster-scoped resources).
-        names = [obj.name for obj in reader.list(request.namespace, request.label_selector)]
+        names = list(map(_name_of, reader.list(request.namespace, request.label_selector)))
         if not names:
             # prometheus-adapter cannot build a query without names and answers 404
             raise errors.MetricNotFound.for_resource(str(request.resource), request.metric)
@@ -145,7 +146,9 @@ def _answer(request: CustomMetricRequest, kind: KindInfo, names: Sequence[str],
             continue
         value = sample.value
         if -MILLI_LIMIT < value < MILLI_LIMIT:  # False for NaN and ±Inf
-            append(_new_tuple(MetricValue, (name, sample.timestamp, milli_from_float(value))))
+            # `milli_from_float(value)` inline (a call per object is a tenth of this loop): in
+            # this range value × 1000 stays below 2^63, where it is just the truncated product.
+            append(_new_tuple(MetricValue, (name, sample.timestamp, int(value * 1000.0))))
         else:
             dropped("custom", unusable(value) or "nan")
     return MetricValueList(kind=kind.kind, api_version=kind.api_version, namespace=request.namespace,
@@ -153,5 +156,9 @@ def _answer(request: CustomMetricRequest, kind: KindInfo, names: Sequence[str],
 
 
 def samples_by_name(samples: Sequence[Sample], label: str) -> dict[str, Sample]:
-    """Samples keyed by the object name in `label`; the last sample wins, as upstream."""
-    return {sample.labels[label]: sample for sample in samples if label in sample.labels}
+    """Samples keyed by the object name in `label`; the last sample wins, as upstream. Samples
+    without the label are left out."""
+    try:  # the common case, every sample has the label, in C-level passes
+        return dict(zip(map(itemgetter(label), map(_labels_of, samples)), samples, strict=True))
+    except KeyError:
+        return {sample.labels[label]: sample for sample in samples if label in sample.labels}

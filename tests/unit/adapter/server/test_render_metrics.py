@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
@@ -240,4 +239,4 @@ def test_encoder_keeps_the_shapes_in_use_when_new_ones_push_past_the_bound() -> 
     for i in range(5):  # the hot shape is asked between every new one, as an HPA asks every sync
         encoder.encode(_many(["web-0"], **{**_BASE, "metric": f"cold{i}"}), "v1beta1")
         encoder.encode(hot, "v1beta1")
-    assert encoder._fragments.get(("v1beta1", replace(hot, items=()))) is not None
+    assert encoder.knows(hot, "v1beta1")
