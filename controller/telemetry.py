@@ -79,6 +79,8 @@ class ControllerTelemetry:
         self.checkpoints = Counter(f"{_NS}_shutdown_checkpoints", "Histories saved to status at shutdown.",
                                    registry=r)  # fmt: skip
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # (id(metric), labels) -> child
+        # per object: (desired, current, native HPA desired) last set on the per-object gauges
+        self._shown: dict[ObjectKey, tuple[int, int, int | None]] = {}
 
     def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
         """`metric.labels(*labels)`, kept: only for metrics whose label values are few and never removed."""
@@ -103,15 +105,21 @@ class ControllerTelemetry:
         d = report.decision
         self._child(self.decisions, str(d.outcome), report.limiting_reason).inc()
         key = outcome.key
+        hpa = report.autoscaler.status.desired_replicas if kind != "PromAutoscaler" else None
+        shown = (d.desired_replicas, d.current_replicas, hpa)
+        if self._shown.get(key) == shown:  # the per-object gauges already say so: skip 2-3 locked lookups
+            return
+        self._shown[key] = shown
         self.desired.labels(kind, key.namespace, key.name).set(d.desired_replicas)
         self.current.labels(kind, key.namespace, key.name).set(d.current_replicas)
-        if kind != "PromAutoscaler":
-            self.hpa_desired.labels(key.namespace, key.name).set(report.autoscaler.status.desired_replicas)
+        if hpa is not None:
+            self.hpa_desired.labels(key.namespace, key.name).set(hpa)
 
     def observe_invalid_spec(self, key: ObjectKey) -> None:
         self.invalid_specs.labels(key.kind).inc()
 
     def forget_object(self, key: ObjectKey) -> None:
+        self._shown.pop(key, None)
         for gauge in (self.desired, self.current):
             _remove(gauge, key.kind, key.namespace, key.name)
         if key.kind != "PromAutoscaler":
