@@ -18,6 +18,8 @@ from dataclasses import dataclass
 # (apidiscovery APIGroupDiscoveryList, meta.k8s.io Table, ...). Their presence means "not
 # the plain JSON we serve".
 _KIND_PARAMETERS = frozenset({"as", "g", "v"})
+# What client-go (the HPA, kubectl) and most tools send, answered without parsing every request.
+_PLAIN_JSON = frozenset({"application/json", "application/json, */*", "*/*"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,7 +75,7 @@ def accepts_json(header: str | None) -> bool:
 
     Missing or empty headers accept anything (HTTP default). ``q=0`` excludes a range.
     """
-    if not (header or "").strip():
+    if not (header or "").strip() or header in _PLAIN_JSON:
         return True
     # A non-empty header whose ranges are all junk accepts nothing, as in Go's goautoneg-based
     # negotiation: answer 406 rather than guess.

@@ -12,9 +12,11 @@ Pure: builds dicts, no I/O, no aiohttp.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from json.encoder import encode_basestring_ascii
+from operator import attrgetter
 from typing import Any
 
 from adapter.services.results import (
@@ -52,6 +54,7 @@ RESOURCE_GROUP = "metrics.k8s.io"
 _RESOURCE_API_VERSION = f"{RESOURCE_GROUP}/v1beta1"
 
 JSON = dict[str, Any]
+_timestamp_of = attrgetter("timestamp")
 
 
 def format_time(timestamp: float) -> str:
@@ -171,6 +174,8 @@ class CustomMetricsEncoder:
 
     def __init__(self, max_shapes: int = 256) -> None:
         self._fragments: LRUCache[tuple[object, ...], tuple[str, str, str, str] | None] = LRUCache(max_shapes)
+        # RFC 3339 text of recent whole seconds: answers evaluated in the same second share it
+        self._time_texts: LRUCache[int, str] = LRUCache(16)
 
     def encode(self, result: MetricValueList, version: str) -> bytes:
         if not result.items:
@@ -179,8 +184,11 @@ class CustomMetricsEncoder:
             _shape(result, version), lambda: _item_fragments(version, replace(result, items=())))
         if fragments is None:
             return _dumps(render_custom(result, version)).encode()
-        return _join(result, version, fragments)
+        return _join(result, version, fragments, self._time_text)
 
+    def _time_text(self, timestamp: float) -> str:
+        second = int(timestamp // 1)
+        return self._time_texts.get_or_compute(second, lambda: format_time(second))
 
     def knows(self, result: MetricValueList, version: str) -> bool:
         """Whether the item fragments of `result`'s shape are kept."""
@@ -201,10 +209,11 @@ def encode_custom(result: MetricValueList, version: str) -> bytes:
     return CustomMetricsEncoder(max_shapes=1).encode(result, version)
 
 
-def _join(result: MetricValueList, version: str, fragments: tuple[str, str, str, str]) -> bytes:
+def _join(result: MetricValueList, version: str, fragments: tuple[str, str, str, str],
+          time_text: Callable[[float], str]) -> bytes:
     before_name, before_time, before_value, tail = fragments
     # An instant query stamps every sample with its evaluation time: usually one text to format.
-    times = {timestamp: format_time(timestamp) for timestamp in {v.timestamp for v in result.items}}
+    times = {timestamp: time_text(timestamp) for timestamp in set(map(_timestamp_of, result.items))}
     quote = encode_basestring_ascii
     # `format_milli` inline for its common case: a fraction of a unit prints as milli-units
     body = ",".join([
