@@ -13,7 +13,8 @@ pods from its watch cache). Then it measures, from one aiohttp client with keep-
   and encoding) sent straight to Prometheus' `/api/v1/query`: p50 and p99 of sequential
   requests (the two alternate, so drift hits both);
 * the same request through `hack.bench.floor_proxy`, a zero-work aiohttp TLS proxy in its own
-  process: what aiohttp, TLS and one more hop cost before the adapter does anything;
+  process: what aiohttp, TLS and one more hop cost before the adapter does anything (for the
+  2,000-pod namespace query too);
 * throughput at concurrency 16 for a fixed time, each worker with its own query (a
   metricLabelSelector no series fails, so nothing can be shared and both sides send Prometheus
   one query per request), through the adapter, straight to Prometheus and through the floor
@@ -59,6 +60,7 @@ from hack.stack import metrics_stack  # noqa: E402
 from hack.stack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
 from hack.stack.sample_exporter import FakePod, SampleExporter  # noqa: E402
 from hack.bench.floor_proxy import FloorProxy  # noqa: E402
+from hack.bench.adapter_profile import profile_loads  # noqa: E402
 from hack.bench.process_cpu import CpuMeter, PySpy  # noqa: E402
 from kubecommon import tls  # noqa: E402
 
@@ -230,13 +232,14 @@ async def _measure(targets: Targets, args: argparse.Namespace, meter: CpuMeter,
             return _getter(session, f"{targets.floor_url}/api/v1/query?{_query_params(promql)}", {}, ssl_ctx=ctx)
 
         floor_small = floor(_promql(SMALL[0], small_names))
+        floor_large = floor(_promql(LARGE[0], None))
         direct_large = _direct(session, prometheus_url, _promql(LARGE[0], None))
         # what an adapter that always lists names would send: a 2,000-name regex matcher
         regex_large = _direct(session, prometheus_url, _promql(LARGE[0], [f"app-{i:05d}" for i in range(LARGE[1])]))
         discovery = _getter(session, f"{targets.adapter_url}/apis/custom.metrics.k8s.io/v1beta1", headers,
                             ssl_ctx=ctx)
         pairs = [("adapter_100", adapter_small), ("direct_100", direct_small), ("floor_100", floor_small),
-                 ("adapter_2000", adapter_large),
+                 ("adapter_2000", adapter_large), ("floor_2000", floor_large),
                  ("direct_2000", direct_large), ("regex_2000", regex_large), ("discovery", discovery)]
         await _sequential(pairs, 20)  # warm-up: connections, caches, JIT-less Python paths
         times = await _sequential(pairs, args.requests)
@@ -255,37 +258,17 @@ async def _measure(targets: Targets, args: argparse.Namespace, meter: CpuMeter,
         rates |= await _rates({"direct_100": [direct_small] * args.concurrency,
                                "adapter_100": [adapter_small] * args.concurrency}, args.seconds, 1, meter)
         if spies:
-            await _profile(spies, own_loads, {"100_sequential": adapter_small, "2000_sequential": adapter_large},
-                           floor_small, args)
+            await profile_loads(spies, own_loads, {"100_sequential": adapter_small, "2000_sequential": adapter_large},
+                                floor_small, seconds=max(args.seconds, 5.0))
     return {"latency": {name: Latency.of(values) for name, values in times.items()}, "throughput": rates}
-
-
-async def _profile(spies: dict[str, PySpy], own_loads: dict[str, list[Request]],
-                   sequential: dict[str, Request], floor_small: Request, args: argparse.Namespace) -> None:
-    """py-spy records of the adapter under each load, and of the floor proxy under its own."""
-    seconds = max(args.seconds, 5.0)
-
-    async def repeat(call: Request) -> None:
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            await call()
-
-    for name, call in sequential.items():
-        with spies["adapter"].record(f"adapter_{name}"):
-            await repeat(call)
-    with spies["floor"].record("floor_100_sequential"):
-        await repeat(floor_small)
-    with spies["adapter"].record("adapter_100_own_c16"):
-        await _throughput(own_loads["adapter_100_own"], seconds)
-    with spies["floor"].record("floor_100_own_c16"):
-        await _throughput(own_loads["floor_100_own"], seconds)
 
 
 def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
     lat: dict[str, Latency] = result["latency"]
     rates: dict[str, Rate] = result["throughput"]
     print(f"\nsequential requests, {args.requests} each (p50 / p99, ms):")
-    for name in ("direct_100", "floor_100", "adapter_100", "direct_2000", "regex_2000", "adapter_2000", "discovery"):
+    for name in ("direct_100", "floor_100", "adapter_100", "direct_2000", "regex_2000", "floor_2000", "adapter_2000",
+                 "discovery"):
         print(f"  {name:<13} {lat[name].p50_ms:8.2f} / {lat[name].p99_ms:8.2f}")
     processes = list(next(iter(rates.values())).cpu_ms)
     print(f"throughput at concurrency {args.concurrency}, {args.seconds:g}s each (requests/s; CPU ms per request)")
@@ -309,10 +292,15 @@ def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
          rates["floor_100_own"].per_second / rates["direct_100_own"].per_second),
         ("adapter / zero-work TLS proxy throughput, a query per worker",
          rates["adapter_100_own"].per_second / rates["floor_100_own"].per_second),
+        # what one core of the adapter could serve (1 / its CPU per request) next to what Prometheus
+        # served directly: above 1, the adapter given its own core is not the bottleneck
+        ("adapter capacity on one core / direct throughput, a query per worker",
+         1000 / max(rates["adapter_100_own"].cpu_ms["adapter"], 1e-9) / rates["direct_100_own"].per_second),
         ("adapter / direct throughput, the same request",
          rates["adapter_100"].per_second / rates["direct_100"].per_second),
         ("adapter p50 / direct p50, 100 pods", lat["adapter_100"].p50_ms / lat["direct_100"].p50_ms),
         ("zero-work TLS proxy / direct p50, 100 pods", lat["floor_100"].p50_ms / lat["direct_100"].p50_ms),
+        ("zero-work TLS proxy / direct p50, 2,000 pods", lat["floor_2000"].p50_ms / lat["direct_2000"].p50_ms),
         ("Prometheus alone, 2,000 / 100 pods", lat["direct_2000"].p50_ms / lat["direct_100"].p50_ms),
         ("2,000-name regex / namespace query (Prometheus)", lat["regex_2000"].p50_ms / lat["direct_2000"].p50_ms),
     ]
