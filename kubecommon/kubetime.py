@@ -35,7 +35,7 @@ _EXAMPLE = "e.g. 2026-01-02T03:04:05Z"
 
 
 class TimeError(ValueError):
-    """Text that is not an RFC 3339 time as Go reads it, or a time outside years 0000-9999."""
+    """Text that is not RFC 3339 as Go reads it, or a time outside years 0000-9999."""
 
 
 def _is_leap(year: int) -> bool:
@@ -83,16 +83,16 @@ def _out_of_range(year: int, month: int, day: int, clock: tuple[int, int, int]) 
 def parse_time_ns(text: str) -> int:
     """Go's `time.Parse(time.RFC3339, text)` as whole nanoseconds since the epoch, or TimeError."""
     if not isinstance(text, str):
-        raise TimeError(f"{text!r} is not an RFC 3339 time ({_EXAMPLE}): not a string")
+        raise TimeError(f"{text!r} is not RFC 3339 ({_EXAMPLE}): not a string")
     match = _RFC3339.fullmatch(text)
     if match is None:
-        raise TimeError(f"{text!r} is not an RFC 3339 time ({_EXAMPLE})")
+        raise TimeError(f"{text!r} is not RFC 3339 ({_EXAMPLE})")
     year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
     wrong = _out_of_range(year, month, day, (hour, minute, second))
     if wrong is None and match.group(9) and (int(match.group(10)) > 23 or int(match.group(11)) > 59):
         wrong = "time zone offset"
     if wrong is not None:
-        raise TimeError(f"{text!r} is not an RFC 3339 time: {wrong} out of range")
+        raise TimeError(f"{text!r} is not RFC 3339: {wrong} out of range")
     seconds = _days_from_civil(year, month, day) * _SECONDS_PER_DAY + hour * 3_600 + minute * 60 + second
     if match.group(9):
         offset = int(match.group(10)) * 3_600 + int(match.group(11)) * 60

@@ -205,15 +205,20 @@ def test_bad_status_entries_are_dropped_and_named():
                                                      "status.currentMetrics[0].current"]
 
 
-@pytest.mark.parametrize(("text", "epoch"), [
-    pytest.param("1970-01-01T00:00:00Z", 0.0, id="epoch"),
-    pytest.param("2026-11-25T12:00:00Z", T0, id="utc"),
-    pytest.param("2026-11-25T13:00:00+01:00", T0, id="offset"),
-    pytest.param("0001-01-01T00:00:00Z", -62135596800.0, id="go-zero-time"),
+@pytest.mark.parametrize(("value", "expected"), [
+    pytest.param(None, None, id="absent"),
+    pytest.param("", None, id="empty"),
+    pytest.param("2026-11-25T13:00:00+01:00", T0, id="RFC 3339 (the rules: kubecommon.kubetime)"),
+    pytest.param("2026-11-25 12:00:00", ValueError("timestamp '2026-11-25 12:00:00' is not RFC 3339"), id="bad"),
+    pytest.param(1795608000, ValueError("timestamp 1795608000 is not a string"), id="number"),
 ])
-def test_times_round_trip(text, epoch):
-    assert parse_time(text) == epoch
-    assert format_time(epoch) == ("2026-11-25T12:00:00Z" if epoch == T0 else text)
+def test_object_times_absent_or_named(value, expected):
+    if isinstance(expected, ValueError):
+        with pytest.raises(ValueError, match=str(expected)):
+            parse_time(value)
+    else:
+        assert parse_time(value) == expected
+        assert expected is None or format_time(expected) == "2026-11-25T12:00:00Z"
 
 
 def test_selector_text_matches_go_printing():
