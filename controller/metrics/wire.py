@@ -16,14 +16,13 @@ Non-goals: HTTP, version choice, error wording of API failures (`rest`). Pure: n
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from controller.algorithm.errors import MetricError
 from controller.algorithm.pods import ContainerUsage, PodMetric, PodMetricsItem, resource_usage_by_pod
 from controller.algorithm.spec import ExternalSamples, ObjectSample, PodSamples
+from kubecommon import gotime, kubetime
 from kubecommon.quantity import Quantity, QuantityError
 
 __all__ = [
@@ -39,9 +38,6 @@ __all__ = [
 ]
 
 DEFAULT_WINDOW_SECONDS = 60.0  # upstream's metricServerDefaultMetricWindow for custom metrics
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
-                   "h": 3600.0}
 
 
 class MalformedBody(ValueError):
@@ -53,34 +49,28 @@ class NoMetrics(ValueError):
 
 
 def parse_time(text: Any) -> float:
-    """RFC 3339 (`2026-01-02T03:04:05Z`, fractions and offsets allowed) to epoch seconds."""
-    if not isinstance(text, str) or "T" not in text.upper():
+    """RFC 3339 (`2026-01-02T03:04:05Z`, fractions and offsets allowed) to epoch seconds.
+
+    The rules are Go's, from `kubecommon.kubetime`; the error quotes the value for the field path."""
+    if not isinstance(text, str):
         raise ValueError(f"not an RFC 3339 time: {text!r}")
     try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
+        return kubetime.parse_time(text)
+    except kubetime.TimeError:
+        zoned = text + "Z"
+    try:
+        kubetime.parse_time(zoned)
+    except kubetime.TimeError:
         raise ValueError(f"not an RFC 3339 time: {text!r}") from None
-    if moment.tzinfo is None:
-        raise ValueError(f"RFC 3339 time without a zone: {text!r}")
-    return moment.timestamp()
+    raise ValueError(f"RFC 3339 time without a zone: {text!r}")
 
 
 def parse_duration(text: Any) -> float:
-    """Go's `time.Duration` string (`1m0s`, `30s`, `1.5h`, `500ms`, `0`) to seconds."""
-    if not isinstance(text, str):
-        raise ValueError(f"not a duration: {text!r}")
-    body = text[1:] if text[:1] in "+-" else text
-    if body == "0":
-        return 0.0
-    total, pos = 0.0, 0
-    for match in _DURATION_PART.finditer(body):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        pos = match.end()
-    if not body or pos != len(body):
-        raise ValueError(f"not a duration: {text!r}")
-    return -total if text.startswith("-") else total
+    """Go's `time.Duration` string (`1m0s`, `30s`, `1.5h`, `500ms`, `0`) to seconds (`kubecommon.gotime`)."""
+    try:
+        return gotime.parse_duration(text)
+    except gotime.DurationError:
+        raise ValueError(f"not a duration: {text!r}") from None
 
 
 def _milli(value: Any) -> int:
