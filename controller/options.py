@@ -18,8 +18,8 @@
 | `--watch-namespace` | all namespaces | |
 | `--status-checkpoint-interval` | 1m0s | (none: how often history may reach status between scale writes) |
 
-Durations are Go durations (`1m30s`, `500ms`, `0`). A bad value is a usage error naming the flag
-(exit 2).
+Durations are Go durations (`1m30s`, `500ms`, `0`), read by `kubecommon.gotime` exactly as
+kube-controller-manager reads them. A bad value is a usage error naming the flag (exit 2).
 
 Non-goals: starting anything (`controller.app`), subcommands (`controller.__main__`).
 """
@@ -28,43 +28,25 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["RunOptions", "build_parser", "parse", "parse_go_duration"]
+from kubecommon import gotime
+
+__all__ = ["RunOptions", "build_parser", "parse"]
 
 _SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 T = TypeVar("T")
 _BOOL = {"true": True, "1": True, "t": True, "false": False, "0": False, "f": False}
 
 
-def parse_go_duration(text: str) -> float:
-    """Go's `time.ParseDuration` in seconds: `5m0s`, `1h30m`, `250ms`, `-1s`, `0`."""
-    value = text.strip()
-    sign = -1.0 if value.startswith("-") else 1.0
-    value = value.lstrip("+-")
-    if value == "0":
-        return 0.0
-    if not value:
-        raise ValueError(f"invalid duration {text!r}")
-    pos, total = 0, 0.0
-    for match in _PART.finditer(value):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if pos != len(value):
-        raise ValueError(f"invalid duration {text!r} (use e.g. 30s, 5m0s, 1h)")
-    return sign * total
-
-
 def _duration(text: str) -> float:
-    seconds = parse_go_duration(text)
+    try:
+        seconds = gotime.parse_duration(text)
+    except gotime.DurationError as err:
+        raise ValueError(f"{err} (use e.g. 30s, 5m0s, 1h)") from None
     if seconds < 0:
         raise ValueError(f"duration {text!r} must not be negative")
     return seconds
