@@ -21,7 +21,6 @@ import re
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from controller.algorithm.spec import (
@@ -29,6 +28,7 @@ from controller.algorithm.spec import (
 )  # fmt: skip
 from controller.algorithm.pods import PodMetric
 from controller.backtest.resolve import MetricQuery, QueryKind
+from kubecommon import kubetime
 from kubecommon.quantity import milli_from_float
 
 __all__ = ["Accumulator", "Gap", "Grid", "LoadModel", "MetricHistory", "Series", "assumption_for", "gaps", "iso_time"]
@@ -38,7 +38,8 @@ Series = tuple[Mapping[str, str], Sequence[Sequence[Any]]]
 
 
 def iso_time(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC 3339 UTC, whole seconds, as Kubernetes prints a time (`kubecommon.kubetime`)."""
+    return kubetime.format_time(ts)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

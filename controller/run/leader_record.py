@@ -12,12 +12,13 @@ Non-goals: I/O, timing, retries (leader.py).
 
 from __future__ import annotations
 
-import datetime as dt
 import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from kubecommon import kubetime
 
 __all__ = ["LEASE_API", "LeaseRecord", "acquire_spec", "default_identity", "leader_event",
            "micro_time", "may_acquire", "record_from_lease", "release_spec"]
@@ -43,9 +44,8 @@ def default_identity(hostname: str | None = None) -> str:
 
 
 def micro_time(now_wall: float) -> str:
-    """metav1.MicroTime: RFC 3339 in UTC with exactly six fractional digits."""
-    moment = dt.datetime.fromtimestamp(now_wall, tz=dt.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """metav1.MicroTime: RFC 3339 in UTC with exactly six fractional digits (`kubecommon.kubetime`)."""
+    return kubetime.format_micro_time(now_wall)
 
 
 def record_from_lease(lease: Mapping[str, Any]) -> LeaseRecord:
@@ -98,7 +98,7 @@ def release_spec(old: LeaseRecord, *, now_wall: float) -> dict[str, Any]:
 def leader_event(*, namespace: str, lease_name: str, lease_uid: str, identity: str, became: bool,
                  now_wall: float) -> dict[str, Any]:
     """A core/v1 Event on the Lease, worded as client-go's: "<identity> became leader"."""
-    now = dt.datetime.fromtimestamp(now_wall, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = kubetime.format_time(now_wall)
     verb = "became leader" if became else "stopped leading"
     return {"apiVersion": "v1", "kind": "Event",
             "metadata": {"generateName": f"{lease_name}.", "namespace": namespace},
