@@ -19,8 +19,9 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
+
+from kubecommon import kubetime
 
 __all__ = ["ExecCredential", "ExecCredentials", "ExecPlugin", "ExecPluginError"]
 
@@ -100,8 +101,8 @@ def credential_from_status(status: Mapping[str, Any], command: str, scratch: str
     expires_at = None
     if status.get("expirationTimestamp"):
         try:
-            expires_at = datetime.fromisoformat(str(status["expirationTimestamp"])).timestamp()
-        except ValueError:
+            expires_at = kubetime.parse_time(str(status["expirationTimestamp"]))
+        except kubetime.TimeError:
             raise ExecPluginError(f"exec plugin {command!r}: expirationTimestamp "
                                   f"{status['expirationTimestamp']!r} is not an RFC 3339 time") from None
     token = status.get("token")

@@ -19,7 +19,7 @@ import yaml
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError, load_kube_config
 from kubecommon.kube.errors import KubeUnavailable
-from kubecommon.kube.exec_auth import ExecCredentials, ExecPlugin
+from kubecommon.kube.exec_auth import ExecCredentials, ExecPlugin, ExecPluginError
 
 from .apiserver import FakeAPIServer
 
@@ -132,6 +132,18 @@ async def test_a_broken_plugin_is_a_clear_unavailable_error(server, tmp_path, mo
             await client.get("/api/v1/namespaces/default/configmaps/settings")
     finally:
         await client.close()
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("expires", ["2030-01-01 00:00:00Z", "2030-01-01T00:00:00"], ids=["space for T", "no zone"])
+async def test_an_expiry_client_go_would_refuse_is_a_clear_error(tmp_path, expires):
+    exec_kubeconfig(tmp_path, "http://unused", mode="token", TOKEN="t0ken", EXPIRES=expires)
+    stanza = yaml.safe_load((tmp_path / "kubeconfig").read_text())["users"][0]["user"]["exec"]
+    credentials = ExecCredentials(ExecPlugin.from_kubeconfig(stanza, cwd=str(tmp_path), cluster=None),
+                                  clock=lambda: 0.0)
+    with pytest.raises(ExecPluginError, match=f"expirationTimestamp '{expires}' is not an RFC 3339 time"):
+        await credentials.current()
 
 
 @pytest.mark.integration
