@@ -20,8 +20,6 @@ Non-goals: Prometheus's `model.Duration` (`1d`, `1w`, `1y`, no fractions; the ru
 
 from __future__ import annotations
 
-import math
-
 __all__ = ["DurationError", "format_duration", "format_duration_ns", "parse_duration", "parse_duration_ns"]
 
 NANOS_PER_SECOND = 1_000_000_000
@@ -151,6 +149,8 @@ def format_duration_ns(nanos: int) -> str:
 
 def format_duration(seconds: float) -> str:
     """Go's `Duration.String()` of `seconds` rounded to the nanosecond (`90.0` -> `"1m30s"`)."""
-    if not math.isfinite(seconds):
-        raise DurationError(f"duration {seconds!r} is not finite")
-    return format_duration_ns(round(seconds * NANOS_PER_SECOND))
+    try:
+        nanos = round(seconds * NANOS_PER_SECOND)
+    except (ValueError, OverflowError):  # NaN, infinity
+        raise DurationError(f"duration {seconds!r} is not finite") from None
+    return format_duration_ns(nanos)
