@@ -4,7 +4,8 @@ One place decides every spelling the HPA, kubectl and client-go depend on (k8s.i
 top-level `kind`/`apiVersion`, `metadata: {}` on lists, `items: []` never null, v1beta1
 `metricName`/`window`/`selector` vs v1beta2 `metric{name,selector}`/`windowSeconds`, external
 `metricLabels` (`{}` when none), PodMetrics/NodeMetrics `window` as a Go duration string,
-RFC 3339 UTC timestamps at second precision and canonical quantity strings.
+RFC 3339 UTC timestamps at second precision and canonical quantity strings (the duration and time
+spellings themselves are kubecommon.gotime's and kubecommon.kubetime's).
 
 Pure: builds dicts, no I/O, no aiohttp.
 """
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from json.encoder import encode_basestring_ascii
 from operator import attrgetter
 from typing import Any
@@ -28,6 +28,8 @@ from adapter.services.results import (
     PodMetrics,
     PodMetricsList,
 )
+from kubecommon.gotime import format_duration
+from kubecommon.kubetime import format_time
 from kubecommon.lru import LRUCache
 from kubecommon.quantity import Quantity, format_milli
 from kubecommon.selectors import Selector, label_selector_from_selector
@@ -38,8 +40,6 @@ __all__ = [
     "encode_custom",
     "EXTERNAL_GROUP",
     "RESOURCE_GROUP",
-    "format_duration",
-    "format_time",
     "render_custom",
     "render_external",
     "render_node_metrics",
@@ -55,40 +55,6 @@ _RESOURCE_API_VERSION = f"{RESOURCE_GROUP}/v1beta1"
 
 JSON = dict[str, Any]
 _timestamp_of = attrgetter("timestamp")
-
-
-def format_time(timestamp: float) -> str:
-    """`metav1.Time`: RFC 3339 in UTC, fractional seconds truncated like Go's marshaller."""
-    return datetime.fromtimestamp(int(timestamp // 1), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _fraction(whole: int, part: int, digits: int) -> str:
-    text = str(whole)
-    if part:
-        text += "." + str(part).rjust(digits, "0").rstrip("0")
-    return text
-
-
-def format_duration(seconds: float) -> str:
-    """`metav1.Duration`: Go's `time.Duration.String()` (`15.012s`, `1m0s`, `1h0m0s`, `500ms`)."""
-    nanos = round(seconds * 1_000_000_000)
-    if nanos == 0:
-        return "0s"
-    sign, nanos = ("-", -nanos) if nanos < 0 else ("", nanos)
-    if nanos < 1_000:
-        return f"{sign}{nanos}ns"
-    if nanos < 1_000_000:
-        return f"{sign}{_fraction(nanos // 1_000, nanos % 1_000, 3)}µs"
-    if nanos < 1_000_000_000:
-        return f"{sign}{_fraction(nanos // 1_000_000, nanos % 1_000_000, 6)}ms"
-    hours, rest = divmod(nanos, 3_600_000_000_000)
-    minutes, rest = divmod(rest, 60_000_000_000)
-    text = _fraction(rest // 1_000_000_000, rest % 1_000_000_000, 9) + "s"
-    if hours or minutes:
-        text = f"{minutes}m{text}"
-    if hours:
-        text = f"{hours}h{text}"
-    return sign + text
 
 
 def _selector(selector: Selector) -> JSON | None:

@@ -279,7 +279,7 @@ def _sorted_metrics(expected: Mapping[str, Any], fields: tuple[str, ...]) -> dic
 
 
 def _window(seconds: float) -> str:
-    from adapter.server.render_metrics import format_duration
+    from kubecommon.gotime import format_duration
 
     return format_duration(seconds)
 

@@ -204,25 +204,6 @@ def test_node_metrics_shape() -> None:
     assert render_metrics.render_node_metrics_list(NodeMetricsList(items=(node,)))["kind"] == "NodeMetricsList"
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    pytest.param(0, "0s", id="zero"),
-    pytest.param(15, "15s", id="seconds"),
-    pytest.param(15.012, "15.012s", id="fractional seconds"),
-    pytest.param(60, "1m0s", id="one minute"),
-    pytest.param(90, "1m30s", id="minute and a half"),
-    pytest.param(3600, "1h0m0s", id="one hour"),
-    pytest.param(0.5, "500ms", id="sub-second"),
-    pytest.param(0.0015, "1.5ms", id="fractional milliseconds"),
-    pytest.param(300, "5m0s", id="five minutes"),
-])
-def test_durations_print_like_go(seconds: float, text: str) -> None:
-    assert render_metrics.format_duration(seconds) == text
-
-
-def test_timestamps_are_utc_second_precision_truncated() -> None:
-    assert render_metrics.format_time(T + 0.999) == "2026-08-20T10:15:30Z"
-
-
 def test_encoder_keeps_a_bounded_number_of_shapes_and_stays_exact_past_the_bound() -> None:
     encoder = render_metrics.CustomMetricsEncoder(max_shapes=3)
     results = [_many(["web-0", "web-1"], **{**_BASE, "metric": f"m{i}"}) for i in range(7)]
