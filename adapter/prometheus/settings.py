@@ -24,6 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from adapter.config.load import parse_duration as parse_model_duration
+from kubecommon import gotime
+
 __all__ = [
     "DiscoverySettings",
     "PrometheusSettings",
@@ -38,9 +41,6 @@ __all__ = [
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_MAX_ANSWER_BYTES = 16 * 2**20
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0,
-                 "y": 31536000.0}
 
 
 class SettingsError(ValueError):
@@ -107,25 +107,33 @@ class DiscoverySettings:
 
 
 def parse_duration(text: str, *, flag: str = "") -> float:
-    """Go/Prometheus duration (`90s`, `1m30s`, `10m0s`, `1h`, `500ms`) or bare seconds -> seconds."""
+    """A duration flag in seconds, never negative.
+
+    Go's `time.ParseDuration`, as prometheus-adapter reads its duration flags (`90s`, `1m30s`,
+    `10m0s`, `500ms`; the rules are kubecommon.gotime's). Kept for existing command lines:
+    Prometheus's `model.Duration` units (`1d`, `2w`, `1y`, the rule file's `window` grammar) and
+    bare seconds (`45`)."""
     value = text.strip()
+    seconds: float | None
+    try:
+        seconds = gotime.parse_duration(value)
+    except gotime.DurationError:
+        seconds = _prometheus_or_bare_seconds(value)
+    if seconds is None or seconds < 0:
+        raise SettingsError(f"{flag or 'duration'}: invalid duration {text!r} (e.g. 30s, 1m30s)")
+    return seconds
+
+
+def _prometheus_or_bare_seconds(value: str) -> float | None:
+    try:
+        return parse_model_duration(value)
+    except ValueError:
+        pass
     try:
         seconds = float(value)
     except ValueError:
-        pass
-    else:
-        if not math.isfinite(seconds) or seconds < 0:  # `inf`, `nan` and `-5` parse as floats
-            raise SettingsError(f"{flag or 'duration'}: invalid duration {text!r} (e.g. 30s, 1m30s)")
-        return seconds
-    pos, total = 0, 0.0
-    for match in _DURATION_PART.finditer(value):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        pos = match.end()
-    if pos != len(value) or not value:
-        raise SettingsError(f"{flag or 'duration'}: invalid duration {text!r} (e.g. 30s, 1m30s)")
-    return total
+        return None
+    return seconds if math.isfinite(seconds) else None  # `inf` and `nan` parse as floats
 
 
 def parse_header_args(values: Sequence[str]) -> tuple[tuple[str, str], ...]:

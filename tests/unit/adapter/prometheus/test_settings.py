@@ -108,14 +108,18 @@ def test_bad_discovery_flags_name_the_flag(argv: list[str], message: str) -> Non
     pytest.param("1m30s", 90.0, id="compound"),
     pytest.param("500ms", 0.5, id="milliseconds"),
     pytest.param("1h", 3600.0, id="hours"),
+    pytest.param("1.5h", 5400.0, id="Go fraction"),
+    pytest.param("250us", 0.00025, id="Go microseconds"),
     pytest.param("1d", 86400.0, id="Prometheus days"),
+    pytest.param("1w1d", 8 * 86400.0, id="Prometheus weeks"),
     pytest.param("45", 45.0, id="bare seconds"),
+    pytest.param(" 30s ", 30.0, id="spaces around"),
 ])
 def test_parse_duration(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "-5", "1e999", "", "5 minutes"])
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "-5", "-5s", "1e999", "", "5 minutes", "1.5d", "1x"])
 def test_parse_duration_rejects_what_is_not_a_length_of_time(text: str) -> None:
     with pytest.raises(SettingsError, match="--prometheus-timeout: invalid duration"):
         parse_duration(text, flag="--prometheus-timeout")
