@@ -22,7 +22,6 @@ import asyncio
 import base64
 import logging
 import os
-from datetime import datetime
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -36,6 +35,7 @@ from adapter.prometheus.answers import parse_query_data
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
 from adapter.prometheus.settings import PrometheusSettings
+from kubecommon import kubetime
 from kubecommon.lru import LRUCache
 from kubecommon.singleflight import SingleFlight
 
@@ -374,9 +374,10 @@ def _status_field(pick: Callable[[Mapping[str, Any]], float | None],
 
 
 def _rfc3339(text: Any) -> float | None:
+    """A Go `time.Time` in JSON (RFC 3339, `kubecommon.kubetime`) as epoch seconds; None when not one."""
     try:
-        return datetime.fromisoformat(str(text)).timestamp()
-    except ValueError:
+        return kubetime.parse_time(text)
+    except kubetime.TimeError:
         return None
 
 
