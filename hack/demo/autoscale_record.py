@@ -20,12 +20,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
 from hack.demo.live import Frame, Progress
 from hack.demo.report import Recording, Sample, ScaleEvent
 from hack.stack.sample_exporter import SampleExporter
+from kubecommon.kubetime import parse_time
 from kubecommon.quantity import Quantity, QuantityError
 
 
@@ -35,7 +35,7 @@ _PAS_API = "/apis/autoscaling.prom-autoscaler.io/v1alpha1"
 
 
 def _epoch(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()  # RFC 3339 "...Z" (Python 3.11 reads the Z)
+    return parse_time(text)  # metav1.Time as the API server wrote it
 
 
 def _quantity(text: object) -> float | None:
