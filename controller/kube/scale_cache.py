@@ -43,7 +43,9 @@ from controller.kube.scale_derive import (
 from kubecommon.kube.cache import ObjectCache
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.errors import KubeAPIError, KubeError
+from kubecommon.kube.objects import KubeObject
 from kubecommon.kube.resources import ResourceInfo
+from kubecommon.lru import LRUCache
 
 __all__ = ["CRDS", "CachedScaleClient"]
 
@@ -52,6 +54,7 @@ CRDS = ResourceInfo(group="apiextensions.k8s.io", version="v1", resource="custom
                     kind="CustomResourceDefinition", namespaced=False)
 _REFUSED = (401, 403, 404)  # waiting will not help: RBAC, or the resource is not served
 _WRITTEN_TTL_SECONDS = 30.0
+_DERIVED_SCALES = 50_000  # targets whose derived Scale is remembered (a miss only re-derives)
 
 _Key = tuple[str, str]  # (group, resource)
 _ObjectKey = tuple[str, str, str, str]  # (group, resource, namespace, name)
@@ -86,6 +89,7 @@ class CachedScaleClient:
         self._crds: ObjectCache | None = None
         self._off: set[_Key] = set()  # kinds whose list was refused: GET /scale for good
         self._written: dict[_ObjectKey, _Written] = {}
+        self._derived: LRUCache[_ObjectKey, tuple[KubeObject, ScaleInfo | None]] = LRUCache(_DERIVED_SCALES)
         self.reads_cached = 0  # reads answered from a watch cache (self-metrics, tests)
         self.reads_direct = 0  # reads that went to GET /scale
 
@@ -136,11 +140,25 @@ class CachedScaleClient:
         if not await self._usable(cache, key):
             return None
         obj = cache.get(namespace, name)
-        derived = derive(obj.raw) if obj is not None and obj.raw is not None else None
+        derived = self._derive(derive, (*key, namespace, name), obj)
         if derived is None:
             self._written.pop((*key, namespace, name), None)  # the GET that follows is fresh
             return None
         return self._fresher((*key, namespace, name), derived)
+
+    def _derive(self, derive: Callable[[Mapping[str, Any]], ScaleInfo | None], key: _ObjectKey,
+                obj: KubeObject | None) -> ScaleInfo | None:
+        """`derive(obj.raw)`, remembered while the cache holds the same object (a watch event
+        replaces it), so a steady target is not re-derived (selector text and all) every sync."""
+        if obj is None or obj.raw is None:
+            return None
+        remembered = self._derived.get(key)
+        if remembered is not None and remembered[0] is obj:
+            return remembered[1]
+        derived = derive(obj.raw)
+        if key[:2] in BUILTIN_SCALABLE:  # a custom resource's scale paths may change with its CRD
+            self._derived.put(key, (obj, derived))
+        return derived
 
     async def _derivation(self, info: ResourceInfo) -> Callable[[Mapping[str, Any]], ScaleInfo | None] | None:
         """How to turn an object of `info` into its Scale; None: ask the API server."""
