@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import platform
@@ -37,6 +36,7 @@ from kubecommon.kube.caches import KubeObjectCaches
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfig, KubeConfigError, in_cluster_config, load_kube_config
 from kubecommon.kube.errors import KubeError
+from kubecommon.gctune import freeze_heap
 from kubecommon.kube.resources import ResourceResolver
 from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from adapter.options import OptionsError, ServeOptions, parse
@@ -52,25 +52,9 @@ from adapter.server.routes import Services, build_app, make_runner
 from adapter.server.serving import CertFiles, DynamicServingContext, ensure_self_signed, service_dns_names
 from adapter.server.telemetry import StateSource, Telemetry
 
-__all__ = ["GC_THRESHOLDS", "main", "serve", "tune_gc"]
+__all__ = ["main", "serve"]
 
 _log = logging.getLogger("adapter")
-
-
-#: gc.set_threshold for the serving process. Requests allocate thousands of short-lived containers
-#: (a 2,000-pod answer: ~20k) that reference counting frees; with the default first threshold (700)
-#: the cyclic collector ran a dozen times per such request and promoted its live objects until full
-#: collections (~40 ms each) cost a quarter of the request CPU. Cyclic garbage is rare here, and
-#: 50,000 objects bound what it may hold to a few MB.
-GC_THRESHOLDS = (50_000, 20, 20)
-
-
-def tune_gc() -> None:
-    """Move everything alive after start-up (modules, compiled rules) out of the collector's
-    reach, and collect the young generation less often; see GC_THRESHOLDS."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class StartupError(Exception):
@@ -96,7 +80,7 @@ def main(argv: list[str]) -> int:
     except ConfigError as err:
         _log.error("invalid configuration: %s", err)
         return 1
-    tune_gc()
+    freeze_heap()
     try:
         # uvloop's libuv loop roughly halves the per-request cost of the event loop and TLS
         # plumbing, which is most of what the adapter adds over Prometheus' own latency.

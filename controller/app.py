@@ -50,6 +50,7 @@ from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from controller.run.workers import WorkerPool
 from controller.telemetry import ControllerTelemetry, build_http_app
+from kubecommon.gctune import freeze_heap
 from kubecommon.kube.cache import ObjectCache
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError
@@ -202,6 +203,7 @@ class Controller:
             flush = self._flushes.get(cache)
             if flush is not None:
                 flush()
+        freeze_heap()  # the caches' objects never move again: no full collection walks them (kubecommon.gctune)
 
     async def _serve(self, stop: asyncio.Event) -> None:
         """Lead or stand by until `stop`; then drain, checkpoint and release the Lease."""

@@ -17,13 +17,13 @@ REPO = Path(__file__).resolve().parents[3]
 
 _CHILD = r"""
 import gc, json, sys
-from adapter.app import GC_THRESHOLDS, tune_gc
+from kubecommon.gctune import GC_THRESHOLDS, freeze_heap
 from adapter.prometheus.answers import parse_query_data
 from adapter.prometheus.client import decode_body
 from adapter.services.custom_metrics import samples_by_name
 
 if sys.argv[1] == "tuned":
-    tune_gc()
+    freeze_heap()
 answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
     {"metric": {"pod": f"web-{i:05d}"}, "value": [1700000000.5, f"{i / 7:.6f}"]} for i in range(2000)]}}).encode()
 kept = [{"pod": f"web-{i}"} for i in range(50_000)]  # long-lived objects, like the watch caches

@@ -1,6 +1,6 @@
 """A backend that keeps failing must not make the adapter hold its answers.
 
-The serving process runs the cyclic collector rarely (adapter.app.tune_gc), so anything a failed
+The serving process runs the cyclic collector rarely (kubecommon.gctune.freeze_heap), so anything a failed
 request leaves in a reference cycle stays until a full collection. With the collector off, only
 reference counting frees memory: what is still held after the requests is what a cycle pinned.
 """
