@@ -23,7 +23,7 @@ from typing import Any
 from controller.kube.last_decision import last_decision
 from controller.kube.objects import HPA_KIND, KIND, Mode
 from controller.kube.ports import ObjectKey
-from controller.kube.times import format_time
+from kubecommon.kubetime import format_time
 from controller.reconcile_state import SyncReport
 
 __all__ = ["decision_document", "decision_lookup", "resolve_kind"]

@@ -25,7 +25,7 @@ from typing import Any
 from controller.algorithm.behavior import Recommendation, ScaleHistory
 from controller.algorithm.decision import Decision
 from controller.kube.objects import Autoscaler
-from controller.kube.times import format_time
+from kubecommon.kubetime import format_time
 
 __all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "overlay_conditions",
            "restorable", "with_initial_recommendation"]

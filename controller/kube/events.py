@@ -25,7 +25,7 @@ from controller.algorithm.conditions import Event
 from controller.kube.event_correlator import Action, Correlated, EventCorrelator, EventRecord
 from controller.kube.objects import API_VERSION, HPA_KIND
 from controller.kube.ports import EventSink, ObjectKey
-from controller.kube.times import format_time
+from kubecommon.kubetime import format_time
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.errors import KubeAPIError, KubeError
 

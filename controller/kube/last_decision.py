@@ -18,7 +18,7 @@ from typing import Any
 from controller.algorithm.conditions import ConditionType, Reason
 from controller.algorithm.decision import Decision, MetricTrace, TraceStep
 from controller.algorithm.spec import MetricSpec, MetricStatus, MetricTarget, TargetType
-from controller.kube.times import format_time
+from kubecommon.kubetime import format_time
 from kubecommon.quantity import format_milli
 
 __all__ = ["MAX_LAST_DECISION_BYTES", "PAUSED_REASON", "last_decision", "limiting_reason", "target_text",

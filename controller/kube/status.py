@@ -34,7 +34,8 @@ from controller.algorithm.spec import MetricSpec, MetricStatus, SourceType
 from controller.kube.hpa_spec import source_body
 from controller.kube.last_decision import last_decision, limiting_reason, targets_summary
 from controller.kube.objects import KIND, Autoscaler, Mode
-from controller.kube.times import format_time, parse_time
+from controller.kube.times import parse_time
+from kubecommon.kubetime import format_time
 from kubecommon.quantity import format_milli
 
 __all__ = ["CHECKPOINT_INTERVAL_SECONDS", "METRICS_INTERVAL_SECONDS", "PAUSED_CONDITION", "StatusDraft",

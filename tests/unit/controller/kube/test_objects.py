@@ -9,7 +9,8 @@ from controller.algorithm.conditions import ConditionType, Reason
 from controller.algorithm.spec import FetchFailure, MetricTarget, ObjectRef, SourceType, TargetType
 from controller.kube.hpa_spec import SpecError, selector_text
 from controller.kube.objects import Autoscaler, Mode, autoscaler_from_object
-from controller.kube.times import format_time, parse_time
+from controller.kube.times import parse_time
+from kubecommon.kubetime import format_time
 from controller.metrics.source import MetricQuery
 
 T0 = parse_time("2026-11-25T12:00:00Z")
