@@ -253,14 +253,11 @@ class Reconciler:
         compares, so a sync that writes nothing never builds the whole document)."""
         previous = state.written if state.written is not None else obj.status_json
         new = self._status_draft(report, previous)
-        covered = self._covered(state, report.decision)
-        due = (not covered and state.written_at is not None
-               and report.now - state.written_at >= self._checkpoint_interval)  # fmt: skip
-        if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written or due,
-                             history_restorable=covered) is None:  # fmt: skip
+        if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written,
+                             history_restorable=self._covered(state, report.decision),
+                             checkpoint_interval=self._checkpoint_interval) is None:  # fmt: skip
             return WriteResult.NONE
-        return await self._write_status(obj.key, state, new.to_dict(), now=report.now,
-                                        history=report.decision.history)  # fmt: skip
+        return await self._write_status(obj.key, state, new.to_dict(), history=report.decision.history)
 
     @staticmethod
     def _covered(state: ObjectState, decision: Decision) -> bool:
@@ -282,7 +279,7 @@ class Reconciler:
         return StatusDraft(report.autoscaler, report.decision, now=report.now, finish_conditions=finish)
 
     async def _write_status(self, key: ObjectKey, state: ObjectState, status: Mapping[str, Any], *,
-                            now: float, history: ScaleHistory | None) -> WriteResult:  # fmt: skip
+                            history: ScaleHistory | None) -> WriteResult:  # fmt: skip
         if not self._is_leader():
             return WriteResult.SKIPPED_NOT_LEADER
         try:
@@ -291,7 +288,7 @@ class Reconciler:
             state.status_error = str(err)
             _log.warning("%s %s: status not written: %s", key.kind, key, err)
             return WriteResult.ERROR
-        state.written, state.written_at = status, now
+        state.written = status
         if history is not None:
             state.checkpointed = history
         return WriteResult.SUCCESS
@@ -312,7 +309,7 @@ class Reconciler:
                 continue
             if plan_status_write(previous, new, now=now, force_checkpoint=True) is None:
                 continue
-            if await self._write_status(key, state, new.to_dict(), now=now,
+            if await self._write_status(key, state, new.to_dict(),
                                         history=report.decision.history) is WriteResult.SUCCESS:  # fmt: skip
                 written += 1
         return written

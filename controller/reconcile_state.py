@@ -84,7 +84,6 @@ class ObjectState:
     restored: bool = False  # the status checkpoint was looked at
     fresh_restore: bool = False  # restored this sync: apply the initial-recommendation rule
     written: Mapping[str, Any] | None = None  # the status JSON this process last wrote
-    written_at: float | None = None  # when (each write carries the history checkpoint)
     checkpointed: ScaleHistory | None = None  # the history that status holds (restored or written)
     paused: bool = False
     status_error: str = ""

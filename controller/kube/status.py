@@ -252,12 +252,14 @@ def _age(text: Any, now: float) -> float:
 
 
 def plan_status_write(previous: Json, new: Json, *, now: float, force_checkpoint: bool = False,
-                      history_restorable: bool = False) -> WriteReason | None:  # fmt: skip
+                      history_restorable: bool = False,
+                      checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS) -> WriteReason | None:  # fmt: skip
     """Why `new` must be written over `previous` now, or None to skip this write.
 
     `history_restorable`: the caller found that the checkpoint in `previous` restores to the
     same decisions as the new history (`controller.reconcile_state.restorable`), so the timed
-    checkpoint is not due; `force_checkpoint` (a scale write, shutdown) saves it regardless."""
+    checkpoint is not due; `force_checkpoint` (a scale write, shutdown) saves it regardless;
+    `checkpoint_interval` is `--status-checkpoint-interval`."""
     if any(previous.get(key) != new.get(key) for key in _STABLE_FIELDS) or \
             _conditions_key(previous) != _conditions_key(new):
         return WriteReason.CHANGED
@@ -266,7 +268,7 @@ def plan_status_write(previous: Json, new: Json, *, now: float, force_checkpoint
     # the time checks first: they are cheap and rule out building the rows and metrics
     checkpoint = previous.get("scaleHistory")
     saved_at = checkpoint.get("savedAt") if isinstance(checkpoint, Mapping) else None
-    if force_checkpoint or (not history_restorable and _age(saved_at, now) >= CHECKPOINT_INTERVAL_SECONDS):
+    if force_checkpoint or (not history_restorable and _age(saved_at, now) >= checkpoint_interval):
         new_rows = _history_rows(new)
         if new_rows and _history_rows(previous) != new_rows:
             return WriteReason.CHECKPOINT

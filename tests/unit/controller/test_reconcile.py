@@ -155,6 +155,18 @@ async def test_a_held_scale_down_saves_its_history_about_once_a_minute() -> None
     assert 4 <= len(w.status.writes) <= 2 * 5 + 1
 
 
+async def test_a_longer_checkpoint_interval_saves_history_less_often() -> None:
+    async def writes(interval: float) -> int:
+        w = World(checkpoint_interval=interval)
+        w.observe(20_000)  # held scale-down: the recommendations differ from the replicas
+        for _ in range(19):
+            await w.sync()
+            w.now += 15
+        return len(w.status.writes)
+
+    assert await writes(300.0) < await writes(60.0)
+
+
 async def test_a_shorter_checkpoint_interval_saves_history_more_often() -> None:
     w = World(checkpoint_interval=3.0)
     w.observe(20_000)  # held scale-down: the recommendations differ from the replicas
