@@ -64,13 +64,20 @@ def _condition_json(cond: Condition, now: float) -> dict[str, Any]:
             "lastTransitionTime": format_time(when), "reason": str(cond.reason), "message": cond.message}
 
 
+def _paused_key(paused: bool) -> tuple[str, str, str, str]:
+    """The `Paused` condition's (type, status, reason, message): its JSON and the write rule's key."""
+    if paused:
+        return PAUSED_CONDITION, "True", "Paused", _MSG_PAUSED
+    return PAUSED_CONDITION, "False", "NotPaused", _MSG_NOT_PAUSED
+
+
 def _paused_condition(previous: Json, paused: bool, now: float) -> dict[str, Any]:
-    status = "True" if paused else "False"
+    kind, status, reason, message = _paused_key(paused)
     old = next((c for c in previous.get("conditions") or () if isinstance(c, Mapping)
-                and c.get("type") == PAUSED_CONDITION), None)
+                and c.get("type") == kind), None)
     when = old.get("lastTransitionTime") if old is not None and old.get("status") == status else None
-    return {"type": PAUSED_CONDITION, "status": status, "lastTransitionTime": when or format_time(now),
-            "reason": "Paused" if paused else "NotPaused", "message": _MSG_PAUSED if paused else _MSG_NOT_PAUSED}
+    return {"type": kind, "status": status, "lastTransitionTime": when or format_time(now), "reason": reason,
+            "message": message}
 
 
 def _current(status: MetricStatus) -> dict[str, Any]:
@@ -170,9 +177,7 @@ class StatusDraft(Mapping[str, Any]):
         key = [(str(c.type), "True" if c.status else "False", str(c.reason), c.message)
                for c in self._decision.status.conditions]
         if self._autoscaler.key.kind == KIND:
-            paused = self._autoscaler.paused
-            key.append((PAUSED_CONDITION, "True" if paused else "False", "Paused" if paused else "NotPaused",
-                        _MSG_PAUSED if paused else _MSG_NOT_PAUSED))  # fmt: skip
+            key.append(_paused_key(self._autoscaler.paused))
         return key
 
     def decision_key(self) -> tuple[Any, ...]:
