@@ -11,25 +11,32 @@ refused with upstream's "unexpected query result type".
 Sample values may be NaN or ±Inf (Prometheus' own spelling); what to do with them is the
 services' decision, per item. Pure: no I/O. Non-goals: series answers (`series_stream`).
 
-The value texts of a well-formed vector are parsed as one JSON array by orjson
-(`_well_formed_vector`): Python's `float()` of a 17-digit decimal such as `"1.0333333333333334"`
-costs ~0.35 µs, more than everything else done for that sample. Anything that path does not
-accept (a malformed sample, a `NaN` or `+Inf` text) goes through the per-sample check
-(`_checked_vector`), which converts one by one and names the first problem.
+Two paths, one answer. `well_formed_vector` reads the raw bytes of the common answer (success,
+a vector, every sample well formed, every value text a JSON number) in C: msgspec decodes and
+type-checks the document against its schema (labels `dict[str, str]`, value `[number, string]`)
+and the value texts are parsed as one JSON array by orjson (Python's `float()` of a 17-digit
+decimal costs ~0.35 µs, more than everything else done for a sample). On a 2,000-sample answer
+this is half the CPU of decoding to dicts and checking them in Python. Anything else (an error
+document, warnings, a scalar, a malformed sample, a `NaN` or `+Inf` text) returns None, and the
+caller decodes the document and checks it here (`parse_query_data`), sample by sample
+(`_checked_vector`), converting with `float()` and naming the first problem. Both paths give the
+same samples for every answer the first accepts (tests compare them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
+import msgspec
 import orjson
 
 from adapter.prometheus.api import Sample
 from adapter.prometheus.errors import PrometheusBadResponse
 
-__all__ = ["parse_query_data"]
+__all__ = ["parse_query_data", "well_formed_vector"]
 
 _new_tuple = tuple.__new__
 _NUMBER_TYPES = (int, float)
@@ -53,41 +60,50 @@ def parse_query_data(data: Any, path: str) -> list[Sample]:
 def _vector(result: Any, path: str) -> list[Sample]:
     if type(result) is not list:
         raise _bad(path, "the vector result is not a list")
-    samples = _well_formed_vector(result)
-    return _checked_vector(result, path) if samples is None else samples
+    return _checked_vector(result, path)
 
 
-def _well_formed_vector(result: list[Any]) -> list[Sample] | None:
-    """The samples when every one is well formed and every value a JSON number; None sends the
-    answer through `_checked_vector`, which names what is wrong.
+class _VectorSample(msgspec.Struct, gc=False):
+    """One sample as Prometheus writes it; `gc=False`: it holds no containers that could cycle."""
 
-    The loop only checks shapes and collects three columns; the value texts are then parsed in
-    one call and the samples built in one C-level pass.
-    """
-    metrics: list[dict[str, str]] = []
-    texts: list[str] = []
-    times: list[float] = []
-    add_metric, add_text, add_time = metrics.append, texts.append, times.append
-    for item in result:
-        metric = item.get("metric") if type(item) is dict else None
-        if type(metric) is not dict:
-            return None
-        for value in metric.values():
-            if type(value) is not str:
-                return None
-        pair = item.get("value")
-        if type(pair) is not list or len(pair) != 2:
-            return None
-        timestamp, text = pair
-        if type(text) is not str or type(timestamp) not in _NUMBER_TYPES:
-            return None
-        add_metric(metric)
-        add_text(text)
-        add_time(timestamp)
-    values = _parse_numbers(texts)
+    metric: dict[str, str]
+    value: tuple[float, str]
+
+
+class _VectorData(msgspec.Struct, gc=False):
+    resultType: str
+    result: list[_VectorSample]
+
+
+class _VectorAnswer(msgspec.Struct, gc=False):
+    status: str
+    data: _VectorData
+    warnings: Any = None  # present and not empty: the general path logs them
+
+
+_VECTOR_ANSWER = msgspec.json.Decoder(_VectorAnswer)
+_sample_metric, _sample_value = attrgetter("metric"), attrgetter("value")
+_first, _second = itemgetter(0), itemgetter(1)
+
+
+def well_formed_vector(raw: bytes) -> list[Sample] | None:
+    """The samples of a success answer whose vector is well formed throughout and whose value
+    texts are all JSON numbers; None for any other answer (then decode it and call
+    `parse_query_data`, which names what is wrong or reads what this path does not)."""
+    try:
+        answer = _VECTOR_ANSWER.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    data = answer.data
+    if answer.status != "success" or data.resultType != "vector" or answer.warnings:
+        return None
+    result = data.result
+    pairs = list(map(_sample_value, result))
+    values = _parse_numbers(list(map(_second, pairs)))
     if values is None:
         return None
-    return list(map(_new_tuple, repeat(Sample), zip(metrics, values, map(float, times), strict=True)))
+    return list(map(_new_tuple, repeat(Sample), zip(map(_sample_metric, result), values, map(_first, pairs),
+                                                     strict=True)))
 
 
 def _parse_numbers(texts: list[str]) -> list[float] | None:

@@ -31,7 +31,7 @@ import orjson
 from multidict import CIMultiDict
 
 from adapter.prometheus import errors
-from adapter.prometheus.answers import parse_query_data
+from adapter.prometheus.answers import parse_query_data, well_formed_vector
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
 from adapter.prometheus.settings import PrometheusSettings
@@ -227,7 +227,11 @@ class PrometheusClient:
             if resp.status != 200:
                 body = await _read_error_body(resp)
             else:
-                body = decode_body(await _read_limited(resp, self.settings.max_answer_bytes, path, promql))
+                raw = await _read_limited(resp, self.settings.max_answer_bytes, path, promql)
+                samples = well_formed_vector(raw)
+                if samples is not None:
+                    return samples
+                body = decode_body(raw)
             data = self.raise_for_document(path, resp.status, body)
             return parse_query_data(data, path)
 
