@@ -18,8 +18,7 @@ REPO = Path(__file__).resolve().parents[3]
 _CHILD = r"""
 import gc, json, sys
 from kubecommon.gctune import GC_THRESHOLDS, freeze_heap
-from adapter.prometheus.answers import parse_query_data
-from adapter.prometheus.client import decode_body
+from adapter.prometheus.answers import well_formed_vector
 from adapter.services.custom_metrics import samples_by_name
 
 if sys.argv[1] == "tuned":
@@ -31,7 +30,8 @@ counts = {0: 0, 1: 0, 2: 0}
 gc.callbacks.append(lambda phase, info: counts.__setitem__(info["generation"], counts[info["generation"]] + 1)
                     if phase == "start" else None)
 for _ in range(30):  # thirty 2,000-pod answers, each alive while it is turned into values
-    samples = parse_query_data(decode_body(answer)["data"], "/api/v1/query")
+    samples = well_formed_vector(answer)  # what the client does with a well-formed answer
+    assert samples is not None
     by_name = samples_by_name(samples, "pod")
     assert len(by_name) == 2000
 print(json.dumps({"counts": counts, "threshold": list(gc.get_threshold()), "frozen": gc.get_freeze_count(),
