@@ -14,7 +14,9 @@ pods from its watch cache). Then it measures, from one aiohttp client with keep-
   requests (the two alternate, so drift hits both);
 * the same request through `hack.bench.floor_proxy`, a zero-work aiohttp TLS proxy in its own
   process: what aiohttp, TLS and one more hop cost before the adapter does anything (for the
-  2,000-pod namespace query too);
+  2,000-pod namespace query too); and through the same process's minimal transformation
+  (`/transform/...`: decode the answer, encode a MetricValueList, orjson both ways), the least
+  an adapter in Python must add to that hop before authentication, caches and checks;
 * throughput at concurrency 16 for a fixed time, each worker with its own query (a
   metricLabelSelector no series fails, so nothing can be shared and both sides send Prometheus
   one query per request), through the adapter, straight to Prometheus and through the floor
@@ -231,15 +233,22 @@ async def _measure(targets: Targets, args: argparse.Namespace, meter: CpuMeter,
         def floor(promql: str) -> Request:
             return _getter(session, f"{targets.floor_url}/api/v1/query?{_query_params(promql)}", {}, ssl_ctx=ctx)
 
+        def transforming(promql: str) -> Request:
+            return _getter(session, f"{targets.floor_url}/transform/api/v1/query?{_query_params(promql)}", {},
+                           ssl_ctx=ctx)
+
         floor_small = floor(_promql(SMALL[0], small_names))
         floor_large = floor(_promql(LARGE[0], None))
+        transform_small = transforming(_promql(SMALL[0], small_names))
+        transform_large = transforming(_promql(LARGE[0], None))
         direct_large = _direct(session, prometheus_url, _promql(LARGE[0], None))
         # what an adapter that always lists names would send: a 2,000-name regex matcher
         regex_large = _direct(session, prometheus_url, _promql(LARGE[0], [f"app-{i:05d}" for i in range(LARGE[1])]))
         discovery = _getter(session, f"{targets.adapter_url}/apis/custom.metrics.k8s.io/v1beta1", headers,
                             ssl_ctx=ctx)
         pairs = [("adapter_100", adapter_small), ("direct_100", direct_small), ("floor_100", floor_small),
-                 ("adapter_2000", adapter_large), ("floor_2000", floor_large),
+                 ("transform_100", transform_small),
+                 ("adapter_2000", adapter_large), ("floor_2000", floor_large), ("transform_2000", transform_large),
                  ("direct_2000", direct_large), ("regex_2000", regex_large), ("discovery", discovery)]
         await _sequential(pairs, 20)  # warm-up: connections, caches, JIT-less Python paths
         times = await _sequential(pairs, args.requests)
@@ -267,8 +276,8 @@ def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
     lat: dict[str, Latency] = result["latency"]
     rates: dict[str, Rate] = result["throughput"]
     print(f"\nsequential requests, {args.requests} each (p50 / p99, ms):")
-    for name in ("direct_100", "floor_100", "adapter_100", "direct_2000", "regex_2000", "floor_2000", "adapter_2000",
-                 "discovery"):
+    for name in ("direct_100", "floor_100", "transform_100", "adapter_100", "direct_2000", "regex_2000",
+                 "floor_2000", "transform_2000", "adapter_2000", "discovery"):
         print(f"  {name:<13} {lat[name].p50_ms:8.2f} / {lat[name].p99_ms:8.2f}")
     processes = list(next(iter(rates.values())).cpu_ms)
     print(f"throughput at concurrency {args.concurrency}, {args.seconds:g}s each (requests/s; CPU ms per request)")
@@ -301,6 +310,14 @@ def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
         ("adapter p50 / direct p50, 100 pods", lat["adapter_100"].p50_ms / lat["direct_100"].p50_ms),
         ("zero-work TLS proxy / direct p50, 100 pods", lat["floor_100"].p50_ms / lat["direct_100"].p50_ms),
         ("zero-work TLS proxy / direct p50, 2,000 pods", lat["floor_2000"].p50_ms / lat["direct_2000"].p50_ms),
+        # the least a Python adapter must add: decode the answer, encode a MetricValueList (orjson)
+        ("minimal transforming proxy / zero-work proxy p50, 100 pods",
+         lat["transform_100"].p50_ms / lat["floor_100"].p50_ms),
+        ("minimal transforming proxy / direct p50, 2,000 pods",
+         lat["transform_2000"].p50_ms / lat["direct_2000"].p50_ms),
+        ("adapter / minimal transforming proxy p50, 100 pods", lat["adapter_100"].p50_ms / lat["transform_100"].p50_ms),
+        ("adapter / minimal transforming proxy p50, 2,000 pods",
+         lat["adapter_2000"].p50_ms / lat["transform_2000"].p50_ms),
         ("Prometheus alone, 2,000 / 100 pods", lat["direct_2000"].p50_ms / lat["direct_100"].p50_ms),
         ("2,000-name regex / namespace query (Prometheus)", lat["regex_2000"].p50_ms / lat["direct_2000"].p50_ms),
     ]

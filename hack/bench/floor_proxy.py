@@ -8,6 +8,12 @@ keep-alive session) and Prometheus' body is returned untouched. It serves TLS li
 event loop (uvloop), but does nothing an adapter must do: no authentication, no routing beyond
 one path, no object cache, no decoding or re-encoding of the answer.
 
+`GET /transform/api/v1/query?<params>` does the same and then the least any custom-metrics
+adapter must do with the answer: decode Prometheus' JSON and encode a `MetricValueList` of its
+samples (orjson both ways, one dict per item, values as milli-quantities, the evaluation time as
+RFC 3339), still with no authentication, object cache, checks or routing: the floor under an
+adapter written in Python.
+
 `hack.bench.adapter_latency` runs it (`FloorProxy`) in its own process next to the adapter, so the report can
 separate what aiohttp, TLS and one more process hop cost from what the adapter's own work costs.
 Benchmark-only: nothing in the product imports it.
@@ -23,12 +29,14 @@ import time
 from pathlib import Path
 
 import aiohttp
+import orjson
 import uvloop
 from aiohttp import web
 
 from hack.stack.local_prometheus import free_port
 from hack.stack.processes import log_tail, spawn_logged, terminate
-from kubecommon import tls
+from kubecommon import kubetime, tls
+from kubecommon.quantity import format_milli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,8 +50,16 @@ async def _serve(args: argparse.Namespace) -> None:
             body = await resp.read()
             return web.Response(status=resp.status, body=body, content_type="application/json")
 
+    async def transform(request: web.Request) -> web.Response:
+        async with session.get(f"{target}?{request.query_string}") as resp:
+            body = await resp.read()
+            if resp.status != 200:
+                return web.Response(status=resp.status, body=body, content_type="application/json")
+            return web.Response(body=metric_value_list(body), content_type="application/json")
+
     app = web.Application()
     app.router.add_get("/api/v1/query", forward)
+    app.router.add_get("/transform/api/v1/query", transform)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     # The adapter's own serving context: TLS 1.2 minimum, a client certificate requested (here
@@ -57,6 +73,21 @@ async def _serve(args: argparse.Namespace) -> None:
     finally:
         await runner.cleanup()
         await session.close()
+
+
+def metric_value_list(answer: bytes, metric: str = "http_requests_per_second") -> bytes:
+    """A custom-metrics `MetricValueList` (v1beta1) of an instant-query answer's samples, built
+    with as little Python as an adapter can: one dict per item, orjson both ways."""
+    samples = orjson.loads(answer)["data"]["result"]
+    stamp = samples[0]["value"][0] if samples else 0.0
+    when = kubetime.format_time(float(int(stamp)))
+    items = [{"describedObject": {"kind": "Pod", "namespace": s["metric"].get("namespace", ""),
+                                  "name": s["metric"].get("pod", ""), "apiVersion": "/v1"},
+              "metricName": metric, "timestamp": when,
+              "value": format_milli(int(float(s["value"][1]) * 1000)), "selector": None}
+             for s in samples]
+    return orjson.dumps({"kind": "MetricValueList", "apiVersion": "custom.metrics.k8s.io/v1beta1",
+                         "metadata": {}, "items": items})
 
 
 class FloorProxy:
