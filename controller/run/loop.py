@@ -25,6 +25,7 @@ exporting metrics (controller.telemetry implements `LoopObserver`).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -63,8 +64,12 @@ class _Known:
 class AutoscalerLoop:
     def __init__(self, reconciler: Reconciler, queue: DueQueue[ObjectKey], *, clock: Callable[[], float],
                  observer: LoopObserver, default_period: float = 15.0, claim_only: frozenset[str] = frozenset(),
-                 wake: Callable[[], None] = lambda: None) -> None:  # fmt: skip
+                 wake: Callable[[], None] = lambda: None,
+                 timer: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
+        """`clock` schedules (the queue's due times); `timer` measures sync durations: the event
+        loop's clock under uvloop counts whole milliseconds, too coarse for the 1 ms buckets."""
         self._reconciler = reconciler
+        self._timer = timer
         self._default_period = default_period
         self._claim_only = claim_only  # kinds read only for the conflict guard, never synced
         self._queue = queue
@@ -166,10 +171,10 @@ class AutoscalerLoop:
         autoscaler = self.autoscaler(key)
         if autoscaler is None or key.kind in self._claim_only:
             return True  # deleted, or its spec became unusable, since it was queued
-        started = self._clock()
+        started = self._timer()
         conflict = self._conflicts.get(key) if key.kind == KIND else None
         outcome = await self._reconciler.sync(autoscaler, conflict=conflict)
-        self._observer.observe_sync(outcome, self._clock() - started)
+        self._observer.observe_sync(outcome, self._timer() - started)
         if outcome.error != self._last_error.get(key):
             if outcome.error:
                 _log.info("%s %s: %s", key.kind, key, outcome.error)

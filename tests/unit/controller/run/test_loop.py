@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from controller.kube.objects import HPA_KIND, KIND
 from controller.kube.ports import ObjectKey
 from controller.reconcile import SyncOutcome
@@ -22,9 +24,11 @@ class Recorder:
         self.invalid: list[ObjectKey] = []
         self.forgotten: list[ObjectKey] = []
         self.counts: dict[str, int] = {}
+        self.seconds: list[float] = []
 
     def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
         self.synced.append(outcome)
+        self.seconds.append(seconds)
 
     def observe_invalid_spec(self, key: ObjectKey) -> None:
         self.invalid.append(key)
@@ -141,3 +145,19 @@ async def test_a_status_only_change_reaches_the_next_sync_and_keeps_the_spec() -
     assert loop.autoscaler(KEY).spec.max_replicas == 7  # type: ignore[union-attr]
     loop.apply_changes(KIND, {(KEY.namespace, KEY.name): None})
     assert KEY not in q and rec.forgotten == [KEY] and loop.autoscaler(KEY) is None
+
+
+async def test_sync_durations_come_from_the_timer_not_the_scheduling_clock() -> None:
+    """The scheduling clock is the event loop's (whole milliseconds under uvloop); a sync of
+    1.5 ms must be observed as 1.5 ms, so durations are read from the fine timer."""
+    w = World()
+    assert w.reconciler is not None
+    ticks = iter([50.0, 50.0015])
+    q: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: 100.0))
+    rec = Recorder()
+    loop = AutoscalerLoop(w.reconciler, q, clock=lambda: 100.0, observer=rec, timer=lambda: next(ticks))
+    w.observe(30_000)
+    loop.on_cache_change(KIND, [cached(w.obj_json, "1")])
+    (due,) = q.pop_due(100.0, 5)
+    assert await loop.sync(due.key) is True
+    assert rec.seconds == [pytest.approx(0.0015)]
