@@ -36,6 +36,7 @@ from kubecommon.kube.client import KubeClient
 from kubecommon.kube.errors import CacheNotSynced, KubeAPIError, KubeError, KubeUnavailable
 from kubecommon.kube.objects import KubeObject, from_api
 from kubecommon.kube.resources import ResourceInfo
+from kubecommon.lru import LRUCache
 from kubecommon.selectors import Selector
 
 __all__ = ["RELIST_AFTER_OUTAGE", "ObjectCache"]
@@ -46,6 +47,9 @@ _PAGE_SIZE = "500"
 RELIST_AFTER_OUTAGE = 5.0
 #: spelled out here: inside ObjectCache, `list` names its own method
 _Objects = list[KubeObject]
+#: label-selector answers kept per cache, each valid while its namespace is unchanged: an HPA asks
+#: with the same selector every sync period, and matching a namespace of 2,000 pods costs ~2 ms
+_KEPT_SELECTIONS = 256
 
 
 class _Expired(Exception):
@@ -86,6 +90,9 @@ class ObjectCache:
         self._relist_after_outage = relist_after_outage
         self._store: dict[str, dict[str, KubeObject]] = {}
         self._views: dict[str | None, list[KubeObject]] = {}
+        # (namespace, selector) -> (the view it was matched against, the objects that matched)
+        self._selections: LRUCache[tuple[str | None, Selector], tuple[_Objects, _Objects]] = \
+            LRUCache(_KEPT_SELECTIONS)
         self._track_changes = track_changes
         self._changed: set[tuple[str, str]] = set()  # (namespace, name) since the last take_changes()
         self._synced = asyncio.Event()
@@ -119,11 +126,19 @@ class ObjectCache:
         return bucket.get(name) if bucket else None
 
     def list(self, namespace: str | None, selector: Selector | None = None) -> Sequence[KubeObject]:
-        view = self._view(namespace if self.info.namespaced else None)
+        """The objects of `namespace` (None = all) that `selector` matches, in (namespace, name)
+        order; a new list the caller may keep. A selector's answer is reused while the namespace's
+        view is the one it was matched against (any change there rebuilds the view)."""
+        scope = namespace if self.info.namespaced else None
+        view = self._view(scope)
         if selector is None or selector.is_empty():
             return view.copy()
-        match = selector.matches
-        return [obj for obj in view if match(obj.labels)]
+        kept = self._selections.get((scope, selector))
+        if kept is None or kept[0] is not view:
+            match = selector.matches
+            kept = (view, [obj for obj in view if match(obj.labels)])
+            self._selections.put((scope, selector), kept)
+        return kept[1].copy()
 
     def snapshot(self, namespace: str | None) -> Sequence[KubeObject]:
         """The sorted objects of one namespace (None = all), NOT a copy: read it, never change it.

@@ -87,6 +87,44 @@ async def test_list_filters_by_namespace_and_selector(api):
         await cache.stop()
 
 
+class CountingSelector:
+    """A selector that counts the objects it is asked to match (the cache's only use of it)."""
+
+    def __init__(self, text):
+        self._selector = parse_selector(text)
+        self.matched = 0
+
+    def is_empty(self):
+        return self._selector.is_empty()
+
+    def matches(self, labels):
+        self.matched += 1
+        return self._selector.matches(labels)
+
+
+async def test_a_selectors_answer_is_reused_until_its_namespace_changes(api):
+    for i in range(5):
+        await api.put(POD_PATH, f"web-{i}", "shop", {"app": "web" if i % 2 == 0 else "db"})
+    await api.put(POD_PATH, "web-0", "other", {"app": "web"})
+    cache = await started(api)
+    try:
+        web = CountingSelector("app=web")
+        first = cache.list("shop", web)
+        assert [p.name for p in first] == ["web-0", "web-2", "web-4"] and web.matched == 5
+        first.clear()  # the caller's own list: changing it changes nothing in the cache
+        assert [p.name for p in cache.list("shop", web)] == ["web-0", "web-2", "web-4"]
+        assert web.matched == 5, "the same namespace view: matched once"
+        await api.put(POD_PATH, "web-9", "other", {"app": "web"})
+        await eventually(lambda: cache.get("other", "web-9") is not None)
+        assert len(cache.list("shop", web)) == 3 and web.matched == 5, "another namespace changed"
+        await api.put(POD_PATH, "web-1", "shop", {"app": "web"})
+        await eventually(lambda: len(cache.list("shop", web)) == 4)
+        assert [p.name for p in cache.list("shop", web)] == ["web-0", "web-1", "web-2", "web-4"]
+        assert [p.name for p in cache.list(None, web)] == ["web-0", "web-9", "web-0", "web-1", "web-2", "web-4"]
+    finally:
+        await cache.stop()
+
+
 async def test_pagination_collects_every_page(api, monkeypatch):
     monkeypatch.setattr("kubecommon.kube.cache._PAGE_SIZE", "2")
     for i in range(5):
