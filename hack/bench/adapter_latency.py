@@ -7,8 +7,9 @@ Starts, in this run: the sample exporter with 100 pods (namespace `b100`) and 2,
 those pods, and the adapter (`python -m adapter`, TLS, delegated auth against the stand-in,
 pods from its watch cache). Then it measures, from one aiohttp client with keep-alive:
 
-* `pods/*/http_requests_per_second` over the 100 pods through the adapter (TLS, bearer token
-  authenticated through a cached TokenReview/SubjectAccessReview) versus the very request the
+* `pods/*/http_requests_per_second?labelSelector=app=app` over the 100 pods through the adapter
+  (the HPA's request: its target's selector; TLS, bearer token authenticated through a cached
+  TokenReview/SubjectAccessReview) versus the very request the
   adapter sends for it (the PromQL of `adapter.rules.query.render_custom`, same verb, parameters
   and encoding) sent straight to Prometheus' `/api/v1/query`: p50 and p99 of sequential
   requests (the two alternate, so drift hits both);
@@ -68,6 +69,8 @@ from kubecommon import tls  # noqa: E402
 
 METRIC = "http_requests_per_second"
 SMALL, LARGE = ("b100", 100), ("b2k", 2000)
+#: what the HPA controller sends with a pods metric: its scale target's selector (every pod here)
+HPA_SELECTOR = "labelSelector=app%3Dapp"
 Request = Callable[[], Awaitable[None]]
 
 
@@ -224,10 +227,10 @@ async def _measure(targets: Targets, args: argparse.Namespace, meter: CpuMeter,
     async with aiohttp.ClientSession(connector=connector) as session:
         small_names = [f"app-{i:05d}" for i in range(SMALL[1])]
         for namespace, count in (SMALL, LARGE):
-            await _check_items(session, f"{base}/{namespace}/pods/*/{METRIC}", headers, ctx, count)
-        small_url = f"{base}/{SMALL[0]}/pods/*/{METRIC}"
+            await _check_items(session, f"{base}/{namespace}/pods/*/{METRIC}?{HPA_SELECTOR}", headers, ctx, count)
+        small_url = f"{base}/{SMALL[0]}/pods/*/{METRIC}?{HPA_SELECTOR}"
         adapter_small = _getter(session, small_url, headers, ssl_ctx=ctx)
-        adapter_large = _getter(session, f"{base}/{LARGE[0]}/pods/*/{METRIC}", headers, ssl_ctx=ctx)
+        adapter_large = _getter(session, f"{base}/{LARGE[0]}/pods/*/{METRIC}?{HPA_SELECTOR}", headers, ssl_ctx=ctx)
         direct_small = _direct(session, prometheus_url, _promql(SMALL[0], small_names))
 
         def floor(promql: str) -> Request:
@@ -260,7 +263,7 @@ async def _measure(targets: Targets, args: argparse.Namespace, meter: CpuMeter,
         own_loads = {
             "direct_100_own": [_direct(session, prometheus_url, _promql(SMALL[0], small_names, sel)) for sel in own],
             "floor_100_own": [floor(_promql(SMALL[0], small_names, sel)) for sel in own],
-            "adapter_100_own": [_getter(session, f"{small_url}?metricLabelSelector={sel}", headers, ssl_ctx=ctx)
+            "adapter_100_own": [_getter(session, f"{small_url}&metricLabelSelector={sel}", headers, ssl_ctx=ctx)
                                 for sel in own]}
         await _rates(own_loads, 1.0, 1, meter)  # warm-up: a connection per worker everywhere
         rates = await _rates(own_loads, args.seconds, args.rounds, meter)
