@@ -71,3 +71,18 @@ def test_field_selector_naming_another_object_is_400() -> None:
         custom_metrics.parse_path("namespaces/ns/pods/web-0/m", None, None, "metadata.name=web-1")
     request = custom_metrics.parse_path("namespaces/ns/pods/web-0/m", None, None, "metadata.name=web-0")
     assert request.name == "web-0"
+
+
+def test_a_repeated_request_is_parsed_once_and_a_bad_one_every_time() -> None:
+    parsed = custom_metrics.ParsedRequests(2)
+    hpa = ("namespaces/shop/pods/*/rps", "app=web,tier in (front)", None, None)
+    first = parsed.parse(hpa)
+    assert parsed.parse(hpa) is first, "the same request: the kept answer"
+    assert first.label_selector == parse_selector("app=web,tier in (front)")
+    other = parsed.parse(("namespaces/shop/pods/*/rps", "app=db", None, None))
+    assert other.label_selector == parse_selector("app=db") and other is not first
+    bad = ("namespaces/shop/pods/*/rps", "app in (", None, None)
+    for _ in range(2):
+        with pytest.raises(errors.BadSelector):
+            parsed.parse(bad)
+    assert len(parsed) == 2, "a refused request keeps nothing"
