@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from adapter.kube.identity import UserInfo
 from adapter.server.negotiation import accepts_json
 from adapter.server.requestinfo import derive_request_info, forbidden, review_spec
+from kubecommon.status import InternalError
 
 # An explicit alphabet (ASCII, separators, escapes, some non-ASCII) keeps Hypothesis from building
 # its Unicode tables, which alone can exceed the 2 s unit-test budget on a loaded machine.
@@ -27,7 +28,13 @@ methods = st.sampled_from(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPT
 @settings(max_examples=100, deadline=None)
 @given(method=methods, path=paths, query=queries)
 def test_request_info_total_and_consistent(method, path, query):
-    info = derive_request_info(method, path, query)
+    try:
+        info = derive_request_info(method, path, query)
+    except InternalError as err:  # kube-apiserver's 500 for a verb segment with nothing after it
+        assert err.message.startswith("Internal error occurred: failed to create RequestInfo: unable to "
+                                      "determine kind and namespace from url, ")
+        assert path.rstrip("/").rsplit("/", 1)[-1] in ("watch", "proxy")
+        return
     spec = review_spec(UserInfo(name="u"), info)
     if info.is_resource_request:
         assert set(spec["resourceAttributes"]) <= {"namespace", "verb", "group", "version", "resource",
