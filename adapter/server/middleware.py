@@ -27,9 +27,9 @@ from aiohttp import web
 
 from adapter.kube.identity import ANONYMOUS
 from adapter.server import discovery_docs, negotiation
-from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, USER, ServerContext
+from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, REQUEST_INFOS, USER, ServerContext
 from adapter.server.handlers import compact_json
-from adapter.server.requestinfo import RequestInfo, derive_request_info
+from adapter.server.requestinfo import RequestInfo
 from adapter.services import errors
 from kubecommon.status import (
     BadRequest,
@@ -80,7 +80,7 @@ async def request_pipeline(request: web.Request, handler: Handler) -> web.Stream
     # perf_counter, not loop.time(): uvloop's loop clock counts whole milliseconds
     started = time.perf_counter()
     try:
-        info = derive_request_info(request.method, request.path, request.query)
+        info = request.app[REQUEST_INFOS].derive(request.method, request.path, request.query_string, request.query)
     except StatusError as err:  # e.g. `/apis/<g>/<v>/watch` alone: kube-apiserver's 500
         return status_response(err)
     request[REQUEST_INFO] = info

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from adapter.server.context import CONTEXT, INFLIGHT, Inflight, ServerContext
+from adapter.server.context import (CONTEXT, INFLIGHT, KEPT_REQUEST_INFOS, REQUEST_INFOS, Inflight,
+                                    RequestInfos, ServerContext)
 from adapter.server.handlers import discovery, health, metrics, openapi
 from adapter.server.middleware import MIDDLEWARES
 
@@ -46,6 +47,7 @@ def build_app(ctx: ServerContext, services: Services) -> web.Application:
                                         "max_field_size": 64 * 1024})
     app[CONTEXT] = ctx
     app[INFLIGHT] = Inflight()
+    app[REQUEST_INFOS] = RequestInfos(KEPT_REQUEST_INFOS)
     health.register(app)
     metrics.register(app)
     discovery.register(app)

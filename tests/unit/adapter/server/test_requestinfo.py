@@ -3,7 +3,9 @@
 import pytest
 
 from adapter.kube.identity import UserInfo
+from adapter.server.context import RequestInfos
 from adapter.server.requestinfo import derive_request_info, forbidden, review_spec
+from kubecommon.status import InternalError
 
 CM = "/apis/custom.metrics.k8s.io"
 
@@ -96,3 +98,17 @@ def test_forbidden_wording(path, reason, message, details):
         assert body["message"].startswith(f'{prefix} "{details["name"]}" is forbidden' if details["name"]
                                           else f"{prefix} is forbidden")
     assert body.get("details") == details
+
+
+def test_request_attributes_are_derived_once_per_request_shape() -> None:
+    infos = RequestInfos(4)
+    path = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/shop/pods/*/rps"
+    first = infos.derive("GET", path, "labelSelector=app%3Dweb", {"labelSelector": "app=web"})
+    assert first.verb == "get" and first.namespace == "shop" and first.name == "*"
+    assert infos.derive("GET", path, "labelSelector=app%3Dweb", {"labelSelector": "app=web"}) is first
+    listed = infos.derive("GET", "/api/v1/namespaces/shop/pods", "watch=1", {"watch": "1"})
+    assert listed.verb == "watch" and listed is not first, "the query is part of the key"
+    for _ in range(2):
+        with pytest.raises(InternalError):
+            infos.derive("GET", "/apis/g/v1/watch", "", {})
+    assert len(infos) == 2, "a refused request keeps nothing"
