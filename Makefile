@@ -6,11 +6,17 @@ PY := $(VENV)/bin/python
 SETUP := PYTHON=$(PYTHON) VENV=$(VENV) hack/setup.sh
 export PATH := $(CURDIR)/.tools/node_modules/.bin:$(PATH)
 
+# The tests mostly wait on real processes, so test files run side by side on PYTEST_WORKERS processes
+# (pytest-xdist), handed out in collection order (integration first): xdist's default, most tests per
+# file first, left the longest files (few tests each) for the end. PYTEST_WORKERS=0: one process (--pdb).
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
 .PHONY: test demo bench lint check clean
 
 test:
 	@$(SETUP) prometheus helm kubectl
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 demo:
 	@$(SETUP) prometheus kubectl
@@ -31,7 +37,7 @@ lint:
 
 check: lint
 	@$(SETUP) prometheus helm kubectl
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
