@@ -134,7 +134,10 @@ class StandIn:
 
     def kubectl(self, *args: str, input: str | None = None, check: bool = True,
                 timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
+        # its own discovery cache: kubectl keys ~/.kube/cache by host:port, and a later stand-in on
+        # a reused port (another test, another pytest process) must not read this one's discovery
+        cache = f"--cache-dir={self.workdir / 'kubectl-cache'}"
+        result = subprocess.run(["kubectl", cache, *args], input=input, capture_output=True, text=True,
                                 env=self.env(), timeout=timeout)
         if check and result.returncode != 0:
             raise RuntimeError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
