@@ -72,8 +72,9 @@ class RequestInfos(LRUCache[tuple[str, str, str], RequestInfo]):
     """`derive_request_info` answers by (method, decoded path, raw query string): pure and
     immutable, and worth ~30 µs a request to keep. A request it refuses keeps nothing."""
 
-    def derive(self, method: str, path: str, query_string: str, query: Mapping[str, str]) -> RequestInfo:
-        return self.get_or_compute((method, path, query_string), lambda: derive_request_info(method, path, query))
+    def derive(self, request: web.BaseRequest) -> RequestInfo:
+        return self.get_or_compute((request.method, request.path, request.query_string),
+                                   lambda: derive_request_info(request.method, request.path, request.query))
 
 
 CONTEXT = web.AppKey("server_context", ServerContext)

@@ -80,7 +80,7 @@ async def request_pipeline(request: web.Request, handler: Handler) -> web.Stream
     # perf_counter, not loop.time(): uvloop's loop clock counts whole milliseconds
     started = time.perf_counter()
     try:
-        info = request.app[REQUEST_INFOS].derive(request.method, request.path, request.query_string, request.query)
+        info = request.app[REQUEST_INFOS].derive(request)
     except StatusError as err:  # e.g. `/apis/<g>/<v>/watch` alone: kube-apiserver's 500
         return status_response(err)
     request[REQUEST_INFO] = info

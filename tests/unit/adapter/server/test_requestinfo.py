@@ -1,6 +1,7 @@
 """Authorization attributes derived like kube-apiserver's RequestInfo (spec §2.2 table)."""
 
 import pytest
+from aiohttp.test_utils import make_mocked_request
 
 from adapter.kube.identity import UserInfo
 from adapter.server.context import RequestInfos
@@ -103,12 +104,13 @@ def test_forbidden_wording(path, reason, message, details):
 def test_request_attributes_are_derived_once_per_request_shape() -> None:
     infos = RequestInfos(4)
     path = "/apis/custom.metrics.k8s.io/v1beta1/namespaces/shop/pods/*/rps"
-    first = infos.derive("GET", path, "labelSelector=app%3Dweb", {"labelSelector": "app=web"})
+    first = infos.derive(make_mocked_request("GET", f"{path}?labelSelector=app%3Dweb"))
     assert first.verb == "get" and first.namespace == "shop" and first.name == "*"
-    assert infos.derive("GET", path, "labelSelector=app%3Dweb", {"labelSelector": "app=web"}) is first
-    listed = infos.derive("GET", "/api/v1/namespaces/shop/pods", "watch=1", {"watch": "1"})
+    assert infos.derive(make_mocked_request("GET", f"{path}?labelSelector=app%3Dweb")) is first
+    listed = infos.derive(make_mocked_request("GET", "/api/v1/namespaces/shop/pods?watch=1"))
     assert listed.verb == "watch" and listed is not first, "the query is part of the key"
+    assert infos.derive(make_mocked_request("GET", "/api/v1/namespaces/shop/pods?watch=0")).verb == "list"
     for _ in range(2):
         with pytest.raises(InternalError):
-            infos.derive("GET", "/apis/g/v1/watch", "", {})
-    assert len(infos) == 2, "a refused request keeps nothing"
+            infos.derive(make_mocked_request("GET", "/apis/g/v1/watch"))
+    assert len(infos) == 3, "a refused request keeps nothing"
