@@ -26,6 +26,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
@@ -45,21 +46,17 @@ async def _serve(args: argparse.Namespace) -> None:
     session = aiohttp.ClientSession(headers={"Accept-Encoding": "identity"})
     target = args.prometheus_url.rstrip("/") + "/api/v1/query"
 
-    async def forward(request: web.Request) -> web.Response:
-        async with session.get(f"{target}?{request.query_string}") as resp:
-            body = await resp.read()
-            return web.Response(status=resp.status, body=body, content_type="application/json")
-
-    async def transform(request: web.Request) -> web.Response:
-        async with session.get(f"{target}?{request.query_string}") as resp:
-            body = await resp.read()
-            if resp.status != 200:
-                return web.Response(status=resp.status, body=body, content_type="application/json")
-            return web.Response(body=metric_value_list(body), content_type="application/json")
+    def proxy(encode: Callable[[bytes], bytes]) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handle(request: web.Request) -> web.Response:
+            async with session.get(f"{target}?{request.query_string}") as resp:
+                body = await resp.read()
+                return web.Response(status=resp.status, body=encode(body) if resp.status == 200 else body,
+                                    content_type="application/json")
+        return handle
 
     app = web.Application()
-    app.router.add_get("/api/v1/query", forward)
-    app.router.add_get("/transform/api/v1/query", transform)
+    app.router.add_get("/api/v1/query", proxy(lambda body: body))
+    app.router.add_get("/transform/api/v1/query", proxy(metric_value_list))
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     # The adapter's own serving context: TLS 1.2 minimum, a client certificate requested (here

@@ -8,13 +8,10 @@ import json
 
 import orjson
 
-from adapter.prometheus.answers import well_formed_vector
-from adapter.rules.resources import PODS
 from adapter.server.render_metrics import encode_custom
-from adapter.services.custom_metrics import CustomMetricRequest, samples_by_name
-from adapter.services.custom_metrics import _answer as custom_answer
-from adapter.services.kinds import KindInfo
+from adapter.services.results import MetricValue, MetricValueList
 from hack.bench.floor_proxy import metric_value_list
+from kubecommon.selectors import Selector
 
 T = 1764106000.123
 
@@ -23,11 +20,11 @@ def test_the_minimal_transformation_yields_the_adapters_items() -> None:
     texts = ["0.9999934665344787", "2", "1.5", "0"]
     answer = orjson.dumps({"status": "success", "data": {"resultType": "vector", "result": [
         {"metric": {"namespace": "shop", "pod": f"web-{i}"}, "value": [T, text]} for i, text in enumerate(texts)]}})
-    names = [f"web-{i}" for i in range(len(texts))]
-    samples = samples_by_name(well_formed_vector(answer) or [], "pod")
-    request = CustomMetricRequest(resource=PODS, metric="http_requests_per_second", namespace="shop", name=None)
-    adapter = json.loads(encode_custom(custom_answer(request, KindInfo(kind="Pod", api_version="v1"), names, samples,
-                                                     lambda *_: None), "v1beta1"))
+    served = MetricValueList(kind="Pod", api_version="v1", namespace="shop", metric="http_requests_per_second",
+                             selector=Selector.empty(),
+                             items=tuple(MetricValue(name=f"web-{i}", timestamp=T, milli=int(float(text) * 1000))
+                                         for i, text in enumerate(texts)))
+    adapter = json.loads(encode_custom(served, "v1beta1"))
     minimal = json.loads(metric_value_list(answer))
 
     def essentials(document: dict) -> list[tuple[str, str, str, str]]:
