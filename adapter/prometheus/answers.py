@@ -18,14 +18,15 @@ and the value texts are parsed as one JSON array by orjson (Python's `float()` o
 decimal costs ~0.35 µs, more than everything else done for a sample). On a 2,000-sample answer
 this is half the CPU of decoding to dicts and checking them in Python. Anything else (an error
 document, warnings, a scalar, a malformed sample, a `NaN` or `+Inf` text) returns None, and the
-caller decodes the document and checks it here (`parse_query_data`), sample by sample
+whole document is decoded and checked here (`parse_query_data`), sample by sample
 (`_checked_vector`), converting with `float()` and naming the first problem. Both paths give the
-same samples for every answer the first accepts (tests compare them).
+same samples for every answer the first accepts (tests compare them); `query_samples` is the
+one place that chooses between them, for the client and the conformance runner alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -36,7 +37,7 @@ import orjson
 from adapter.prometheus.api import Sample
 from adapter.prometheus.errors import PrometheusBadResponse
 
-__all__ = ["parse_query_data", "well_formed_vector"]
+__all__ = ["parse_query_data", "query_samples", "well_formed_vector"]
 
 _new_tuple = tuple.__new__
 _NUMBER_TYPES = (int, float)
@@ -84,6 +85,14 @@ class _VectorAnswer(msgspec.Struct, gc=False):
 _VECTOR_ANSWER = msgspec.json.Decoder(_VectorAnswer)
 _sample_metric, _sample_value = attrgetter("metric"), attrgetter("value")
 _first, _second = itemgetter(0), itemgetter(1)
+
+
+def query_samples(raw: bytes, path: str, document_data: Callable[[bytes], Any]) -> list[Sample]:
+    """The samples of a 200 instant-query answer `raw`: read in C when it is a well-formed vector
+    (`well_formed_vector`), else from `document_data(raw)` (the decoded document's `data`, or the
+    error its document stands for) checked sample by sample (`parse_query_data`)."""
+    samples = well_formed_vector(raw)
+    return samples if samples is not None else parse_query_data(document_data(raw), path)
 
 
 def well_formed_vector(raw: bytes) -> list[Sample] | None:

@@ -31,7 +31,7 @@ import orjson
 from multidict import CIMultiDict
 
 from adapter.prometheus import errors
-from adapter.prometheus.answers import parse_query_data, well_formed_vector
+from adapter.prometheus.answers import query_samples
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
 from adapter.prometheus.settings import PrometheusSettings
@@ -224,16 +224,12 @@ class PrometheusClient:
                                  ("time", format_time(at))])
 
         async def read(resp: aiohttp.ClientResponse) -> list[Sample]:
-            if resp.status != 200:
-                body = await _read_error_body(resp)
-            else:
-                raw = await _read_limited(resp, self.settings.max_answer_bytes, path, promql)
-                samples = well_formed_vector(raw)
-                if samples is not None:
-                    return samples
-                body = decode_body(raw)
-            data = self.raise_for_document(path, resp.status, body)
-            return parse_query_data(data, path)
+            if resp.status != 200:  # raise_for_document raises for every status but 200
+                self.raise_for_document(path, resp.status, await _read_error_body(resp))
+            raw = await _read_limited(resp, self.settings.max_answer_bytes, path, promql)
+            # the body is passed in, not closed over: a cell holding `raw` outlived a failed call in a
+            # reference cycle with its traceback (tests/unit/adapter/server/test_failure_memory.py)
+            return query_samples(raw, path, lambda body: self.raise_for_document(path, 200, decode_body(body)))
 
         return await self._request(path, encoded, read)
 

@@ -200,15 +200,17 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
 
 
 def _decoded(result: Mapping[str, Any]) -> Any:
-    """What the real Prometheus client hands the service for a /api/v1/query `data` object: its
-    own answer validation (adapter.prometheus.answers), so a scalar is one label-less sample and
-    any other result type the error the adapter really raises."""
+    """What the real Prometheus client hands the service for a /api/v1/query `data` object: the
+    success document's bytes through its own answer reading (adapter.prometheus.answers), so a
+    scalar is one label-less sample and any other result type the error the adapter really raises."""
+    import orjson
+
     from adapter.prometheus import errors as prom_errors
-    from adapter.prometheus.answers import parse_query_data
+    from adapter.prometheus.answers import query_samples
 
     data = {"resultType": result.get("resultType", "vector"), "result": result.get("result", [])}
     try:
-        return parse_query_data(data, "/api/v1/query")
+        return query_samples(orjson.dumps({"status": "success", "data": data}), "/api/v1/query", lambda _: data)
     except prom_errors.PrometheusError as err:
         return err
 
