@@ -34,7 +34,7 @@ from controller.algorithm import ControllerConfig
 from controller.algorithm.pods import ReadinessConfig
 from controller.kube.events import KubeEventSink
 from controller.kube.objects import API_GROUP, HPA_KIND, KIND
-from controller.kube.pods import CachedPodLister
+from controller.kube.pods import CachedPodLister, pod_cache
 from controller.kube.ports import ObjectKey
 from controller.kube.scale import KubeScaleClient
 from controller.kube.scale_cache import CachedScaleClient
@@ -63,7 +63,6 @@ _log = logging.getLogger("controller")
 _PAS = ResourceInfo(group=API_GROUP, version="v1alpha1", resource="promautoscalers", kind=KIND, namespaced=True)
 _HPA = ResourceInfo(group="autoscaling", version="v2", resource="horizontalpodautoscalers", kind=HPA_KIND,
                     namespaced=True)  # fmt: skip
-_PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
 _DRAIN_SECONDS = 10.0
 _COALESCE_SECONDS = 0.25
 _USER_AGENT = "prom-autoscaler-controller"
@@ -101,7 +100,7 @@ class Controller:
         self.telemetry = ControllerTelemetry()
         resolver = ResourceResolver(client)
         ns = o.watch_namespace
-        self.pods_cache = ObjectCache(client, _PODS, namespace=ns, keep_raw=True)
+        self.pods_cache = pod_cache(client, ns)
         self.caches = [self.pods_cache]
         self._flushes: dict[ObjectCache, Callable[[], None]] = {}
         host = socket.gethostname()

@@ -42,8 +42,9 @@ Json = Mapping[str, Any]
 
 
 def pod_cache(client: KubeClient, namespace: str | None = None) -> ObjectCache:
-    """The watch cache a `CachedPodLister` reads (not started; the caller owns its lifecycle)."""
-    return ObjectCache(client, PODS, namespace=namespace, keep_raw=True)
+    """The watch cache a `CachedPodLister` reads (not started; the caller owns its lifecycle),
+    keeping a selection for every autoscaler the lister remembers one for."""
+    return ObjectCache(client, PODS, namespace=namespace, keep_raw=True, kept_selections=_SELECTIONS)
 
 
 def _requests(resources: Any) -> dict[str, int]:
@@ -105,7 +106,7 @@ class CachedPodLister:
         self._cache = cache
         self._converted: LRUCache[tuple[str, str, str], PodInfo] = LRUCache(_CONVERTED_PODS)
         self._selectors: LRUCache[str, Selector] = LRUCache(_PARSED_SELECTORS)
-        # (namespace, selector) -> (the cache snapshot it was selected from, the pods)
+        # (namespace, selector) -> (the cache's selection they were converted from, the pods)
         self._selections: LRUCache[tuple[str, str], tuple[Sequence[KubeObject], tuple[PodInfo, ...]]] = \
             LRUCache(_SELECTIONS)
 
@@ -114,13 +115,12 @@ class CachedPodLister:
         parsed = self._selectors.get_or_compute(selector, lambda: parse_selector(selector))
         if not self._cache.synced:
             raise CacheNotSynced("the pod cache has not listed pods yet")
-        snapshot = self._cache.snapshot(namespace)
+        selected = self._cache.snapshot(namespace, parsed)
         remembered = self._selections.get((namespace, selector))
-        if remembered is not None and remembered[0] is snapshot:
+        if remembered is not None and remembered[0] is selected:
             return list(remembered[1])
-        match = None if parsed.is_empty() else parsed.matches
-        pods = tuple(self._convert(obj) for obj in snapshot if match is None or match(obj.labels))
-        self._selections.put((namespace, selector), (snapshot, pods))
+        pods = tuple(map(self._convert, selected))
+        self._selections.put((namespace, selector), (selected, pods))
         return list(pods)
 
     def _convert(self, obj: KubeObject) -> PodInfo:

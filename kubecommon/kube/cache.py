@@ -39,7 +39,7 @@ from kubecommon.kube.resources import ResourceInfo
 from kubecommon.lru import LRUCache
 from kubecommon.selectors import Selector
 
-__all__ = ["RELIST_AFTER_OUTAGE", "ObjectCache"]
+__all__ = ["KEPT_SELECTIONS", "RELIST_AFTER_OUTAGE", "ObjectCache"]
 
 _log = logging.getLogger(__name__)
 _PAGE_SIZE = "500"
@@ -47,9 +47,9 @@ _PAGE_SIZE = "500"
 RELIST_AFTER_OUTAGE = 5.0
 #: spelled out here: inside ObjectCache, `list` names its own method
 _Objects = list[KubeObject]
-#: label-selector answers kept per cache, each valid while its namespace is unchanged: an HPA asks
-#: with the same selector every sync period, and matching a namespace of 2,000 pods costs ~2 ms
-_KEPT_SELECTIONS = 256
+#: label-selector answers kept per cache by default, each valid while its namespace is unchanged:
+#: an HPA asks with the same selector every sync period, and matching 2,000 pods costs ~2 ms
+KEPT_SELECTIONS = 256
 
 
 class _Expired(Exception):
@@ -77,7 +77,7 @@ class ObjectCache:
                  keep_raw: bool = False,
                  on_change: Callable[[ObjectCache], None] | None = None, track_changes: bool = False,
                  watch_timeout_seconds: int = 300, max_backoff: float = 30.0,
-                 relist_after_outage: float = RELIST_AFTER_OUTAGE) -> None:
+                 relist_after_outage: float = RELIST_AFTER_OUTAGE, kept_selections: int = KEPT_SELECTIONS) -> None:
         self.info = info
         self._client = client
         self._namespace = namespace
@@ -92,7 +92,7 @@ class ObjectCache:
         self._views: dict[str | None, list[KubeObject]] = {}
         # (namespace, selector) -> (the view it was matched against, the objects that matched)
         self._selections: LRUCache[tuple[str | None, Selector], tuple[_Objects, _Objects]] = \
-            LRUCache(_KEPT_SELECTIONS)
+            LRUCache(kept_selections)
         self._track_changes = track_changes
         self._changed: set[tuple[str, str]] = set()  # (namespace, name) since the last take_changes()
         self._synced = asyncio.Event()
@@ -127,24 +127,25 @@ class ObjectCache:
 
     def list(self, namespace: str | None, selector: Selector | None = None) -> Sequence[KubeObject]:
         """The objects of `namespace` (None = all) that `selector` matches, in (namespace, name)
-        order; a new list the caller may keep. A selector's answer is reused while the namespace's
-        view is the one it was matched against (any change there rebuilds the view)."""
+        order; a new list the caller may keep."""
+        return [*self.snapshot(namespace, selector)]
+
+    def snapshot(self, namespace: str | None, selector: Selector | None = None) -> Sequence[KubeObject]:
+        """`list`, NOT a copy: read it, never change it. The same object is returned until that
+        namespace changes, so a caller can remember what it derived from a snapshot and reuse it
+        while `snapshot(namespace, selector) is` the one it saw; and a selector is matched against
+        the namespace once per change, not once per call (an HPA asks with the same selector every
+        sync period)."""
         scope = namespace if self.info.namespaced else None
         view = self._view(scope)
         if selector is None or selector.is_empty():
-            return view.copy()
+            return view
         kept = self._selections.get((scope, selector))
         if kept is None or kept[0] is not view:
             match = selector.matches
             kept = (view, [obj for obj in view if match(obj.labels)])
             self._selections.put((scope, selector), kept)
-        return kept[1].copy()
-
-    def snapshot(self, namespace: str | None) -> Sequence[KubeObject]:
-        """The sorted objects of one namespace (None = all), NOT a copy: read it, never change it.
-        The same object is returned until that namespace changes, so a caller can remember what
-        it derived from a snapshot and reuse it while `snapshot(namespace) is` the one it saw."""
-        return self._view(namespace if self.info.namespaced else None)
+        return kept[1]
 
     def _view(self, namespace: str | None) -> _Objects:
         """Sorted objects of one namespace (None = all), rebuilt only after a change there."""

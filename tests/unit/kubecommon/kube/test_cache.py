@@ -114,11 +114,14 @@ async def test_a_selectors_answer_is_reused_until_its_namespace_changes(api):
         first.clear()  # the caller's own list: changing it changes nothing in the cache
         assert [p.name for p in cache.list("shop", web)] == ["web-0", "web-2", "web-4"]
         assert web.matched == 5, "the same namespace view: matched once"
+        kept = cache.snapshot("shop", web)
+        assert cache.snapshot("shop", web) is kept, "the same object until the namespace changes"
         await api.put(POD_PATH, "web-9", "other", {"app": "web"})
         await eventually(lambda: cache.get("other", "web-9") is not None)
         assert len(cache.list("shop", web)) == 3 and web.matched == 5, "another namespace changed"
         await api.put(POD_PATH, "web-1", "shop", {"app": "web"})
         await eventually(lambda: len(cache.list("shop", web)) == 4)
+        assert cache.snapshot("shop", web) is not kept
         assert [p.name for p in cache.list("shop", web)] == ["web-0", "web-1", "web-2", "web-4"]
         assert [p.name for p in cache.list(None, web)] == ["web-0", "web-9", "web-0", "web-1", "web-2", "web-4"]
     finally:
