@@ -38,7 +38,7 @@ from kubecommon.kube.config import KubeConfig, KubeConfigError, in_cluster_confi
 from kubecommon.kube.errors import KubeError
 from kubecommon.gctune import freeze_heap
 from kubecommon.kube.resources import ResourceResolver
-from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
+from kubecommon.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from adapter.options import OptionsError, ServeOptions, parse
 from adapter.prometheus.api import PrometheusAPI
 from adapter.prometheus.client import PrometheusClient
@@ -49,7 +49,7 @@ from adapter.server.authz import Authorizer
 from adapter.server.context import Groups, ServerContext
 from adapter.server.options import ServingOptions
 from adapter.server.routes import Services, build_app, make_runner
-from adapter.server.serving import CertFiles, DynamicServingContext, ensure_self_signed, service_dns_names
+from kubecommon.serving import CertFiles, DynamicServingContext, ensure_self_signed, service_dns_names
 from adapter.server.telemetry import StateSource, Telemetry
 
 __all__ = ["main", "serve"]

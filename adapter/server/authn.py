@@ -28,8 +28,8 @@ from multidict import CIMultiDictProxy, MultiMapping
 
 from adapter.kube.authconfig import AuthMaterial
 from kubecommon.kube.errors import KubeError
-from adapter.kube.identity import ANONYMOUS, UserInfo
-from adapter.kube.reviews import TokenResult
+from kubecommon.kube.identity import ANONYMOUS, UserInfo
+from kubecommon.kube.reviews import TokenResult
 from kubecommon.kube.ttlcache import TTLCache
 from kubecommon.status import Unauthorized
 from kubecommon.tls import certificate_subject, verify_chain

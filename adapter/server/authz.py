@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from kubecommon.kube.errors import KubeError
-from adapter.kube.identity import MASTERS_GROUP, UserInfo
-from adapter.kube.reviews import AccessDecision
+from kubecommon.kube.identity import MASTERS_GROUP, UserInfo
+from kubecommon.kube.reviews import AccessDecision
 from adapter.server.requestinfo import RequestInfo, forbidden, review_spec
 from kubecommon.status import InternalError
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from adapter.discovery.registry import Registry
-from adapter.kube.identity import UserInfo
+from kubecommon.kube.identity import UserInfo
 from adapter.server import discovery_docs as docs
 from adapter.server.authn import Authenticator
 from adapter.server.authz import Authorizer

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from adapter.kube.identity import ANONYMOUS
+from kubecommon.kube.identity import ANONYMOUS
 from adapter.server import discovery_docs, negotiation
 from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, REQUEST_INFOS, USER, ServerContext
 from adapter.server.handlers import compact_json

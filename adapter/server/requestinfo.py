@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from adapter.kube.identity import UserInfo
+from kubecommon.kube.identity import UserInfo
 from kubecommon.fieldselectors import parse_field_selector
 from kubecommon.selectors import SelectorError
 from kubecommon.status import Forbidden, InternalError

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.kube.reviews import REVIEW_DEADLINE
+from kubecommon.kube.reviews import REVIEW_DEADLINE
 from hack.stack.local_prometheus import LocalPrometheus, free_port
 from kubecommon.kube.cache import RELIST_AFTER_OUTAGE
 from tests.fixtures.adapter import start_adapter

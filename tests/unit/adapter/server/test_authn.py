@@ -5,8 +5,8 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from adapter.kube.authconfig import AuthMaterial
 from kubecommon.kube.errors import KubeUnavailable
-from adapter.kube.identity import UserInfo
-from adapter.kube.reviews import TokenResult
+from kubecommon.kube.identity import UserInfo
+from kubecommon.kube.reviews import TokenResult
 from adapter.server.authn import Authenticator, merge_settings
 from kubecommon.status import Unauthorized
 

@@ -3,8 +3,8 @@
 import pytest
 
 from kubecommon.kube.errors import KubeUnavailable
-from adapter.kube.identity import UserInfo
-from adapter.kube.reviews import AccessDecision
+from kubecommon.kube.identity import UserInfo
+from kubecommon.kube.reviews import AccessDecision
 from adapter.server.authz import Authorizer, path_always_allowed
 from adapter.server.requestinfo import derive_request_info
 from kubecommon.status import Forbidden, InternalError

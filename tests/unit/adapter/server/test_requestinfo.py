@@ -3,7 +3,7 @@
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from adapter.kube.identity import UserInfo
+from kubecommon.kube.identity import UserInfo
 from adapter.server.context import RequestInfos
 from adapter.server.requestinfo import derive_request_info, forbidden, review_spec
 from kubecommon.status import InternalError

@@ -6,7 +6,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.kube.identity import UserInfo
+from kubecommon.kube.identity import UserInfo
 from adapter.server.negotiation import accepts_json
 from adapter.server.requestinfo import derive_request_info, forbidden, review_spec
 from kubecommon.status import InternalError

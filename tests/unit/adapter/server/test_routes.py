@@ -11,8 +11,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapter.discovery.registry import CustomMetricInfo, ExternalMetricInfo
 from kubecommon.kube import errors as kube_errors
-from adapter.kube.identity import UserInfo
-from adapter.kube.reviews import AccessDecision, TokenResult
+from kubecommon.kube.identity import UserInfo
+from kubecommon.kube.reviews import AccessDecision, TokenResult
 from adapter.prometheus import errors as prom_errors
 from adapter.rules.resources import GroupResource
 from adapter.server.authn import Authenticator, AuthnSettings

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from yarl import URL
 
-from adapter.kube.identity import UserInfo as AdapterUser
+from kubecommon.kube.identity import UserInfo as AdapterUser
 from adapter.server.requestinfo import derive_request_info
 from hack.kube_standin.authn import with_authenticated
 from hack.kube_standin.rbac import UserInfo as StandinUser

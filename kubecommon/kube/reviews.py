@@ -10,7 +10,8 @@ Tokens are cached by their SHA-256, never kept
 in clear; SAR answers are keyed by the JSON of the whole spec and not cached when that key
 exceeds 10 000 bytes (upstream's limit on request-controlled attributes).
 
-Non-goals: deciding what a review result means for the HTTP answer (adapter.server.auth).
+Non-goals: deciding what a review result means for the HTTP answer (each binary's filters:
+adapter.server.authn/authz, controller.http_auth).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any, Generic, TypeVar
 
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
-from adapter.kube.identity import UserInfo
+from kubecommon.kube.identity import UserInfo
 from kubecommon.kube.ttlcache import TTLCache
 from kubecommon.singleflight import SingleFlight
 

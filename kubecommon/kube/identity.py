@@ -1,6 +1,6 @@
 """Who is making a request: the `user.Info` of k8s.io/apiserver, as a frozen value.
 
-Non-goals: authentication itself (adapter.server.authn) or review calls (reviews). Pure.
+Non-goals: authentication itself (each binary's filters) or review calls (reviews). Pure.
 """
 
 from __future__ import annotations

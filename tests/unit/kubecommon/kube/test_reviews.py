@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from kubecommon.kube.errors import KubeAPIError
-from adapter.kube.reviews import SubjectAccessReviewer, TokenReviewer
+from kubecommon.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from kubecommon.kube.ttlcache import TTLCache
 
 

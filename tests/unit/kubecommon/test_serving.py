@@ -6,7 +6,7 @@ import ssl
 import pytest
 from cryptography import x509
 
-from adapter.server.serving import CertFiles, DynamicServingContext, ensure_self_signed, service_dns_names
+from kubecommon.serving import CertFiles, DynamicServingContext, ensure_self_signed, service_dns_names
 from kubecommon import tls
 
 
