@@ -72,14 +72,37 @@ controller's (`python -m controller --help`), which follow kube-controller-manag
 {{- $a = append $a (printf "--status-checkpoint-interval=%s" $c.statusCheckpointInterval) -}}
 {{- $a = append $a (printf "--cache-sync-timeout=%s" $c.cacheSyncTimeout) -}}
 {{- $a = append $a (printf "--metrics-port=%v" $c.metricsPort) -}}
+{{- $a = append $a (printf "--metrics-secure=%t" $c.metricsSecure) -}}
+{{- if and $c.metricsSecure $c.tls.existingSecret -}}
+{{- $dir := include "prom-autoscaler.controller.tlsDir" . -}}
+{{- $a = concat $a (list (printf "--tls-cert-file=%s/tls.crt" $dir) (printf "--tls-private-key-file=%s/tls.key" $dir)) -}}
+{{- end -}}
 {{- $a = append $a (printf "--v=%v" $c.logLevel) -}}
 {{- $a = concat $a ($c.extraArguments | default list) -}}
 {{- toYaml $a -}}
 {{- end -}}
 
+{{/* Where controller.tls.existingSecret is mounted (read only). */}}
+{{- define "prom-autoscaler.controller.tlsDir" -}}/var/run/tls{{- end -}}
+
+{{/*
+A probe of the metrics port, from (list probe metricsSecure): with metricsSecure an httpGet probe
+without a scheme gets HTTPS (the kubelet does not verify the certificate); a scheme given is kept.
+*/}}
+{{- define "prom-autoscaler.controller.probe" -}}
+{{- $probe := deepCopy (index . 0) -}}
+{{- if and (index . 1) (kindIs "map" $probe.httpGet) -}}
+{{- if not $probe.httpGet.scheme }}{{ $_ := set $probe.httpGet "scheme" "HTTPS" }}{{ end -}}
+{{- end -}}
+{{- toYaml $probe -}}
+{{- end -}}
+
 {{/* Values combinations that render but cannot work; each failure says what to change. */}}
 {{- define "prom-autoscaler.controller.validate" -}}
 {{- $c := .Values.controller -}}
+{{- if and $c.tls.existingSecret (not $c.metricsSecure) -}}
+{{- fail (printf "controller.tls.existingSecret (%s) is set with controller.metricsSecure=false: the metrics port serves plain HTTP and would not use the certificate; drop one of them" $c.tls.existingSecret) -}}
+{{- end -}}
 {{- $le := $c.leaderElection -}}
 {{- if $le.enabled -}}
 {{- $lease := include "prom-autoscaler.seconds" $le.leaseDuration | float64 -}}

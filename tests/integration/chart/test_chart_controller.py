@@ -6,6 +6,8 @@
   `adapter.options`) and carry the values given;
 - the controller pod is hardened like the adapter's and can never be selected by the adapter's
   Service; its RBAC is what the controller needs and no more;
+- its metrics port: HTTPS with delegated authentication by default (the flag, HTTPS probes, the
+  review rights, who may read /metrics and /debug), plain HTTP with controller.metricsSecure=false;
 - the `helm test` Pod asks exactly the served group-versions with exactly that RBAC;
 - bad controller values fail with a message naming the value.
 
@@ -99,7 +101,8 @@ ARGS_CASES = [
                       "lease_duration": 15.0, "renew_deadline": 10.0, "retry_period": 2.0, "lease_name": CONTROLLER,
                       "lease_namespace": NAMESPACE, "preview_native_hpas": False, "metrics_port": 8080,
                       "watch_namespace": None, "checkpoint_interval": 60.0, "cache_sync_timeout": 60.0,
-                      "verbosity": 2}, id="defaults: kube-controller-manager's"),
+                      "verbosity": 2, "metrics_secure": True, "tls_cert_file": None, "cert_dir": None},
+                 id="defaults: kube-controller-manager's"),
     pytest.param({"controller": {"concurrentSyncs": 20, "syncPeriod": "30s", "tolerance": 0.05,
                                  "downscaleStabilization": "10m", "cpuInitializationPeriod": "3m",
                                  "initialReadinessDelay": "1m", "metricsPort": 9100, "logLevel": 4,
@@ -151,7 +154,7 @@ def test_controller_pod_is_hardened_probed_and_spread(quick_render: Callable[...
     assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
     assert container["resources"]["requests"]["cpu"] and container["resources"]["limits"]["memory"]
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
-        assert container[probe]["httpGet"] == {"path": path, "port": "metrics"}
+        assert container[probe]["httpGet"] == {"path": path, "port": "metrics", "scheme": "HTTPS"}
     assert pod["serviceAccountName"] == CONTROLLER and pod["automountServiceAccountToken"] is True
     env = {e["name"]: e for e in container["env"]}
     assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
@@ -247,6 +250,123 @@ def test_rbac_create_false_leaves_controller_rbac_to_the_user(quick_render: Call
     assert rendered.one("ServiceAccount", CONTROLLER)
 
 
+# --- the metrics port: HTTPS behind delegated authentication, or plain HTTP ----------------------------
+
+
+AUTH_DELEGATOR = f"{CONTROLLER}-system-auth-delegator"
+READER = f"{CONTROLLER}-metrics-reader"
+PROMETHEUS_SA = {"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "monitoring"}
+TLS_DIR = "/var/run/tls"
+
+
+def _url_allowed(role: dict[str, Any], path: str, verb: str = "get") -> bool:
+    """kube's non-resource URL match: exact, or a trailing * matching as a prefix."""
+    return any(verb in rule["verbs"] and any(path == url or (url.endswith("*") and path.startswith(url[:-1]))
+                                             for url in rule.get("nonResourceURLs", []))
+               for rule in role["rules"])
+
+
+def _probe_schemes(rendered: Rendered) -> dict[str, str | None]:
+    container = _controller_container(rendered)
+    return {probe: container[probe]["httpGet"].get("scheme") for probe in ("livenessProbe", "readinessProbe")}
+
+
+# (values, --metrics-secure, probe scheme, reviews granted, metrics readers bound, serving cert files)
+METRICS_PORT_CASES = [
+    pytest.param({}, True, "HTTPS", True, [], None, id="default: HTTPS, self-signed, nobody bound"),
+    pytest.param({"controller": {"metricsReaders": [PROMETHEUS_SA, {"kind": "Group", "name": "sre"}]}},
+                 True, "HTTPS", True, [PROMETHEUS_SA, {"kind": "Group", "name": "sre"}], None,
+                 id="metricsReaders bound to the reader role"),
+    pytest.param({"controller": {"tls": {"existingSecret": "ctl-serving"}}}, True, "HTTPS", True, [],
+                 "ctl-serving", id="serving certificate from a Secret"),
+    pytest.param({"controller": {"metricsSecure": False, "metricsReaders": [PROMETHEUS_SA]}}, False, None, False,
+                 [PROMETHEUS_SA], None, id="metricsSecure=false: plain HTTP, no reviews"),
+]
+
+
+@pytest.mark.parametrize(("values", "secure", "scheme", "reviews", "readers", "secret"), METRICS_PORT_CASES)
+def test_metrics_port_security_follows_metrics_secure(
+        quick_render: Callable[..., Rendered], values: dict[str, Any], secure: bool, scheme: str | None,
+        reviews: bool, readers: list[dict[str, str]], secret: str | None) -> None:
+    rendered = quick_render(values)
+    container = _controller_container(rendered)
+    options = _controller_options(rendered)
+    assert f"--metrics-secure={str(secure).lower()}" in container["args"] and options.metrics_secure is secure
+    assert _probe_schemes(rendered) == {"livenessProbe": scheme, "readinessProbe": scheme}
+    # The controller may ask kube-apiserver who a caller is and what it may do, only when it must.
+    delegations = [b for b in rendered.all("ClusterRoleBinding") if b["roleRef"]["name"] == "system:auth-delegator"
+                   and b["subjects"][0]["name"] == CONTROLLER]
+    assert [b["metadata"]["name"] for b in delegations] == ([AUTH_DELEGATOR] if reviews else [])
+    for binding in delegations:
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": CONTROLLER, "namespace": NAMESPACE}]
+    # Who may read: the reader role always exists; the binding only names metricsReaders.
+    reader = rendered.one("ClusterRole", READER)
+    bindings = [b for b in rendered.all("ClusterRoleBinding") if b["roleRef"]["name"] == READER]
+    assert [b["subjects"] for b in bindings] == ([readers] if readers else [])
+    # The certificate: from the Secret, mounted read only, or self-signed into the pod's /tmp.
+    pod = rendered.one("Deployment", CONTROLLER)["spec"]["template"]["spec"]
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert mounts["tmp"]["mountPath"] == "/tmp"
+    if secret:
+        assert (options.tls_cert_file, options.tls_private_key_file) == (f"{TLS_DIR}/tls.crt", f"{TLS_DIR}/tls.key")
+        assert mounts["tls"] == {"name": "tls", "mountPath": TLS_DIR, "readOnly": True}
+        assert volumes["tls"]["secret"]["secretName"] == secret
+    else:
+        assert (options.tls_cert_file, options.tls_private_key_file) == (None, None)
+        assert "tls" not in mounts and "tls" not in volumes
+    assert reader["metadata"]["labels"]["app.kubernetes.io/component"] == "controller"
+
+
+# (path, whether the metrics-reader role lets its holders get it)
+READER_PATHS = [
+    pytest.param("/metrics", True, id="metrics"),
+    pytest.param("/debug/decisions/PromAutoscaler/shop/web", True, id="a decision document"),
+    pytest.param("/debug/decisions/HorizontalPodAutoscaler/shop/web", True, id="a previewed HPA's decision"),
+    pytest.param("/debug/pprof/profile", False, id="nothing else under /debug"),
+    pytest.param("/metrics/extra", False, id="no prefix match on /metrics"),
+    pytest.param("/apis/custom.metrics.k8s.io/v1beta1", False, id="no metrics API"),
+]
+
+
+@pytest.mark.parametrize(("path", "allowed"), READER_PATHS)
+def test_metrics_reader_role_grants_get_on_metrics_and_decisions_only(
+        quick_render: Callable[..., Rendered], path: str, allowed: bool) -> None:
+    reader = quick_render().one("ClusterRole", READER)
+    assert _url_allowed(reader, path) is allowed
+    assert not _url_allowed(reader, path, verb="post")
+    assert all("resources" not in rule for rule in reader["rules"])
+
+
+# (user's probe, metricsSecure, the probe rendered)
+PROBE_CASES = [
+    pytest.param({"httpGet": {"path": "/livez", "port": "metrics"}, "periodSeconds": 3}, True,
+                 {"httpGet": {"path": "/livez", "port": "metrics", "scheme": "HTTPS"}, "periodSeconds": 3},
+                 id="httpGet without scheme gets HTTPS"),
+    pytest.param({"httpGet": {"path": "/healthz", "port": "metrics", "scheme": "HTTP"}}, True,
+                 {"httpGet": {"path": "/healthz", "port": "metrics", "scheme": "HTTP"}},
+                 id="a scheme given is kept (e.g. behind a proxy sidecar)"),
+    pytest.param({"httpGet": None, "tcpSocket": {"port": "metrics"}}, True, {"tcpSocket": {"port": "metrics"}},
+                 id="other probe kinds untouched"),
+    pytest.param({"httpGet": {"path": "/livez", "port": "metrics"}}, False,
+                 {"httpGet": {"path": "/livez", "port": "metrics"}}, id="plain HTTP port: no scheme added"),
+]
+
+
+@pytest.mark.parametrize(("probe", "secure", "expected"), PROBE_CASES)
+def test_overridden_probes_get_the_ports_scheme(quick_render: Callable[..., Rendered], probe: dict[str, Any],
+                                                secure: bool, expected: dict[str, Any]) -> None:
+    rendered = quick_render({"controller": {"metricsSecure": secure, "livenessProbe": probe}})
+    # Helm merges the given probe into the default one: its timings stay, httpGet: null removes it.
+    liveness = _controller_container(rendered)["livenessProbe"]
+    assert {k: v for k, v in liveness.items() if k in expected or k in {"httpGet", "tcpSocket"}} == expected
+
+
+def test_rbac_create_false_renders_no_metrics_rbac(quick_render: Callable[..., Rendered]) -> None:
+    rendered = quick_render({"rbac": {"create": False}, "controller": {"metricsReaders": [PROMETHEUS_SA]}})
+    assert not {AUTH_DELEGATOR, READER} & (rendered.names("ClusterRole") | rendered.names("ClusterRoleBinding"))
+
+
 # --- helm test --------------------------------------------------------------------------------------
 
 
@@ -308,6 +428,16 @@ BAD_VALUES = [
                  "controller.rbac.extraScaleTargets.0.resources.0: Does not match pattern", id="scale-suffix-given"),
     pytest.param({"prometheusRule": {"disabled": ["NoSuchAlert"]}}, "prometheusRule.disabled.0: prometheusRule",
                  id="unknown-alert-name"),
+    pytest.param({"controller": {"metricsSecure": False, "tls": {"existingSecret": "ctl-serving"}}},
+                 "controller.tls.existingSecret (ctl-serving) is set with controller.metricsSecure=false",
+                 id="certificate-for-a-plain-http-port"),
+    pytest.param({"controller": {"metricsSecure": "yes"}}, "controller.metricsSecure: Invalid type. Expected: boolean",
+                 id="metrics-secure-not-a-boolean"),
+    pytest.param({"controller": {"metricsReaders": [{"kind": "ServiceAccount", "name": "prometheus"}]}},
+                 "controller.metricsReaders.0: namespace is required", id="reader-service-account-without-namespace"),
+    pytest.param({"controller": {"metricsReaders": [{"kind": "Serviceaccount", "name": "p", "namespace": "m"}]}},
+                 "controller.metricsReaders.0.kind: controller.metricsReaders.0.kind must be one of",
+                 id="reader-kind-misspelt"),
 ]
 
 
@@ -365,6 +495,8 @@ def test_realistic_values_configure_the_controller(quick_render: Callable[..., R
     assert rendered.one("Deployment", CONTROLLER)["spec"]["replicas"] == 3
     assert _grants(_controller_role(rendered), "argoproj.io", "rollouts/scale", "update")
     assert rendered.names("ServiceMonitor") == {FULLNAME, CONTROLLER}
+    [reader_binding] = [b for b in rendered.all("ClusterRoleBinding") if b["roleRef"]["name"] == READER]
+    assert reader_binding["subjects"][0]["name"] == "kube-prometheus-stack-prometheus"
     rule = rendered.one("PrometheusRule", FULLNAME)
     assert all(r["labels"]["team"] == "platform" for g in rule["spec"]["groups"] for r in g["rules"])
 
@@ -374,6 +506,8 @@ NOT_FROM_VALUES = {
     "--help": "not a setting",
     "--kubeconfig": "in a pod the controller uses its ServiceAccount (in-cluster config)",
     "--metrics-bind-address": "0.0.0.0, so the kubelet's probes and Prometheus reach the pod",
+    "--cert-dir": "the binary's default, a private directory under /tmp (the pod's emptyDir)",
+    "--authorization-always-allow-paths": "the binary's default, /healthz,/livez,/readyz: what the probes ask",
 }
 
 
@@ -382,7 +516,8 @@ def test_every_controller_flag_has_a_value(quick_render: Callable[..., Rendered]
     from controller.options import build_parser
 
     flags = {max(a.option_strings, key=len) for a in build_parser()._actions if a.option_strings}
-    rendered = quick_render({"controller": {"previewNativeHpas": True, "watchNamespace": "shop"}})
+    rendered = quick_render({"controller": {"previewNativeHpas": True, "watchNamespace": "shop",
+                                            "tls": {"existingSecret": "ctl-serving"}}})
     given = {arg.split("=", 1)[0] for arg in _controller_container(rendered)["args"]}
     aliases = {"--horizontal-pod-autoscaler-sync-period": "--sync-period"}
     given |= {long for long, short in aliases.items() if short in given}

@@ -1,7 +1,8 @@
 """The chart's Prometheus Operator objects: ServiceMonitors and the PrometheusRule.
 
 - each ServiceMonitor selects exactly its component's Service, on a port that Service has, and the
-  adapter's verifies the serving certificate with the chart's CA for `<svc>.<ns>.svc`;
+  adapter's verifies the serving certificate with the chart's CA for `<svc>.<ns>.svc`; both send
+  Prometheus' token over HTTPS, the controller's over plain HTTP with controller.metricsSecure=false;
 - the PrometheusRule passes `promtool check rules`, and `promtool test rules` (the real promtool)
   shows each alert firing on the series that mean trouble and staying quiet on healthy ones,
   in the release namespace only.
@@ -41,7 +42,7 @@ def _promtool() -> str:
 
 def test_service_monitors_select_each_components_service(quick_render: Callable[..., Rendered]) -> None:
     rendered = quick_render(MONITORING)
-    for name, port, scheme in ((FULLNAME, "https", "https"), (CONTROLLER, "metrics", "http")):
+    for name, port, scheme in ((FULLNAME, "https", "https"), (CONTROLLER, "metrics", "https")):
         monitor = rendered.one("ServiceMonitor", name)
         assert monitor["metadata"]["labels"]["release"] == "kube-prometheus"
         spec = monitor["spec"]
@@ -55,6 +56,27 @@ def test_service_monitors_select_each_components_service(quick_render: Callable[
     tls = rendered.one("ServiceMonitor", FULLNAME)["spec"]["endpoints"][0]["tlsConfig"]
     assert tls == {"serverName": f"{FULLNAME}.{NAMESPACE}.svc",
                    "ca": {"secret": {"name": f"{FULLNAME}-tls", "key": "ca.crt"}}}
+
+
+TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+
+# (controller values, the controller endpoint's scheme, bearer token file, tlsConfig)
+CONTROLLER_SCRAPES = [
+    pytest.param({}, "https", TOKEN, {"insecureSkipVerify": True}, id="secure: Prometheus' token over HTTPS"),
+    pytest.param({"tls": {"existingSecret": "ctl-serving"}}, "https", TOKEN, {"insecureSkipVerify": True},
+                 id="own certificate: no CA the chart knows, not verified"),
+    pytest.param({"metricsSecure": False}, "http", None, None, id="metricsSecure=false: plain HTTP, no token"),
+]
+
+
+@pytest.mark.parametrize(("controller", "scheme", "token", "tls"), CONTROLLER_SCRAPES)
+def test_controller_service_monitor_scrapes_as_the_port_serves(
+        quick_render: Callable[..., Rendered], controller: dict[str, Any], scheme: str, token: str | None,
+        tls: dict[str, Any] | None) -> None:
+    [endpoint] = quick_render({**MONITORING, "controller": controller}).one("ServiceMonitor", CONTROLLER)["spec"][
+        "endpoints"]
+    assert (endpoint["scheme"], endpoint.get("bearerTokenFile"), endpoint.get("tlsConfig")) == (scheme, token, tls)
 
 
 @pytest.mark.parametrize(("values", "monitors"), [
