@@ -21,17 +21,21 @@ import contextlib
 import logging
 import signal
 import socket
+import ssl
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import uvloop
 from aiohttp import web
 
 from controller.algorithm import ControllerConfig
 from controller.algorithm.pods import ReadinessConfig
+from controller.http_auth import EndpointGuard
 from controller.kube.events import KubeEventSink
 from controller.kube.objects import API_GROUP, HPA_KIND, KIND
 from controller.kube.pods import CachedPodLister, pod_cache
@@ -56,6 +60,8 @@ from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError
 from kubecommon.kube.errors import KubeError
 from kubecommon.kube.resources import ResourceInfo, ResourceResolver
+from kubecommon.kube.reviews import SubjectAccessReviewer, TokenReviewer
+from kubecommon.serving import CertFiles, DynamicServingContext, ensure_self_signed
 
 __all__ = ["main"]
 
@@ -66,6 +72,7 @@ _HPA = ResourceInfo(group="autoscaling", version="v2", resource="horizontalpodau
 _DRAIN_SECONDS = 10.0
 _COALESCE_SECONDS = 0.25
 _USER_AGENT = "prom-autoscaler-controller"
+_CERT_POLL_SECONDS = 10.0
 
 
 class StartupError(Exception):
@@ -168,11 +175,12 @@ class Controller:
             return f"leader lease not renewed for {self.elector.renew_age():.0f}s"
         return None
 
-    def http_app(self) -> web.Application:
+    def http_app(self, guard: EndpointGuard | None = None) -> web.Application:
         loop = asyncio.get_running_loop()
         return build_http_app(self.telemetry, ready=self.ready, healthy=self.healthy,
                               decision=decision_lookup(self.reconciler.last_report),
-                              queue_depth=lambda: self.queue.depth(loop.time()))  # fmt: skip
+                              queue_depth=lambda: self.queue.depth(loop.time()),
+                              middlewares=() if guard is None else (guard.middleware,))
 
     # --- lifecycle -----------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
@@ -255,18 +263,45 @@ async def serve(o: RunOptions) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     controller = Controller(o, client)
-    runner = web.AppRunner(controller.http_app(), access_log=None)
+    serving = _serving_context(o)
+    guard = EndpointGuard(TokenReviewer(client), SubjectAccessReviewer(client),
+                          always_allow=o.always_allow_paths) if serving is not None else None
+    runner = web.AppRunner(controller.http_app(guard), access_log=None)
     await runner.setup()
+    reload_files = None
     try:
-        site = web.TCPSite(runner, o.metrics_bind_address, o.metrics_port)
+        site = web.TCPSite(runner, o.metrics_bind_address, o.metrics_port,
+                           ssl_context=None if serving is None else serving.listener)
         await site.start()
         for address in runner.addresses:  # with --metrics-port 0 this says which port was picked
-            _log.info("serving /metrics, /healthz, /readyz, /debug on %s", address)
+            _log.info("serving /metrics, /healthz, /readyz, /debug on %s (%s)", address, "plain HTTP, no "
+                      "authentication" if serving is None else "HTTPS, bearer tokens checked with the API server")
+        if serving is not None and o.tls_cert_file:
+            reload_files = asyncio.create_task(serving.watch_files(_CERT_POLL_SECONDS))
         await controller.run(stop)
     finally:
+        if reload_files is not None:
+            reload_files.cancel()
         await runner.cleanup()
         await client.close()
     return 0
+
+
+def _serving_context(o: RunOptions) -> DynamicServingContext | None:
+    """The metrics port's TLS (None with --metrics-secure=false): the given certificate files, or a
+    self-signed certificate for this host, localhost and 127.0.0.1 (kubelet probes and Prometheus
+    scrapes do not verify it; `--tls-cert-file` gives one they can)."""
+    if not o.metrics_secure:
+        return None
+    if o.tls_cert_file and o.tls_private_key_file:
+        files = CertFiles(cert_file=Path(o.tls_cert_file), key_file=Path(o.tls_private_key_file))
+    else:
+        cert_dir = Path(o.cert_dir) if o.cert_dir else Path(tempfile.mkdtemp(prefix="prom-autoscaler-controller-"))
+        files = ensure_self_signed(cert_dir, key_algorithm="ecdsa")
+    try:
+        return DynamicServingContext(files, request_client_certs=False)
+    except (ssl.SSLError, OSError, ValueError) as err:
+        raise StartupError(f"cannot serve TLS with {files.cert_file} and {files.key_file}: {err}") from None
 
 
 def main(argv: list[str]) -> int:

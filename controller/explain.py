@@ -2,7 +2,8 @@
 
 Reads the PromAutoscaler's `status.lastDecision` through the API server (or, with `--hpa` or
 `--controller-url`, the controller's `/debug/decisions/...` document, which also covers
-previewed native HPAs and carries the full trace) and prints what a person needs in ten seconds:
+previewed native HPAs and carries the full trace; over HTTPS with `--token` or the kubeconfig
+user's token, which the controller checks with the API server) and prints what a person needs in ten seconds:
 the outcome, each metric's value against its target and what it proposed, every step that
 changed the number and why the final count is what it is. `-o json` prints the document as read.
 
@@ -17,8 +18,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import ssl
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -28,6 +31,7 @@ from controller.kubeconfig import client_config
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError
 from kubecommon.kube.errors import KubeError
+from kubecommon.tls import client_ssl_context
 
 __all__ = ["main", "render"]
 
@@ -116,17 +120,63 @@ async def _from_status(kubeconfig: str | None, namespace: str, name: str) -> Map
     return {"lastDecision": last}
 
 
-async def _from_controller(url: str, kind: str, namespace: str, name: str) -> Mapping[str, Any]:
-    target = f"{url.rstrip('/')}/debug/decisions/{kind}/{namespace}/{name}"
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerAccess:
+    """How to reach the controller's endpoint: its URL, and for HTTPS the bearer token (given, or
+    the kubeconfig user's) and how to verify its certificate."""
+
+    url: str
+    token: str | None = None
+    kubeconfig: str | None = None
+    ca_file: str | None = None
+    insecure: bool = False
+
+
+async def _token(access: ControllerAccess) -> str | None:
+    """`--token`, else the kubeconfig user's bearer token (static, file or exec plugin)."""
+    if access.token or not access.url.startswith("https://"):
+        return access.token
+    try:
+        config = client_config(access.kubeconfig)
+    except KubeConfigError as err:
+        raise ExplainError(f"{err} (the controller's HTTPS port needs a bearer token: give --token)") from None
+    client = KubeClient(config, user_agent="prom-autoscaler-controller/explain")
+    await client.start()
+    try:
+        return await client.bearer_token()
+    except KubeError as err:
+        raise ExplainError(f"cannot get a token from the kubeconfig: {err}") from None
+    finally:
+        await client.close()
+
+
+async def _from_controller(access: ControllerAccess, kind: str, namespace: str, name: str) -> Mapping[str, Any]:
+    target = f"{access.url.rstrip('/')}/debug/decisions/{kind}/{namespace}/{name}"
+    token = await _token(access)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    ssl_ctx: ssl.SSLContext | bool = client_ssl_context(ca_file=access.ca_file, insecure=access.insecure) \
+        if target.startswith("https://") else True
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
-            async with session.get(target) as resp:
+            async with session.get(target, headers=headers, ssl=ssl_ctx) as resp:
                 body = await resp.json(content_type=None)
                 if resp.status != 200:
-                    raise ExplainError(f"{target}: HTTP {resp.status}: {body.get('error', body)}")
+                    raise ExplainError(f"{target}: HTTP {resp.status}: {_problem(resp.status, body, token)}")
                 return dict(body)
-    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as err:
+    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, OSError) as err:
         raise ExplainError(f"cannot read {target}: {err}") from None
+
+
+def _problem(status: int, body: Any, token: str | None) -> str:
+    """What went wrong, with what to do for 401/403 (a Status body's message, else the body)."""
+    message = body.get("message") or body.get("error") or body if isinstance(body, Mapping) else body
+    if status == 401:
+        return f"{message} ({'the token was not accepted' if token else 'no bearer token'}: give --token, " \
+               "e.g. $(kubectl create token SERVICEACCOUNT), or a kubeconfig whose user has a token)"
+    if status == 403:
+        return f"{message} (grant get on the nonResourceURL /debug/decisions/*, e.g. the chart's " \
+               "<release>-controller-metrics-reader ClusterRole)"
+    return str(message)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -138,7 +188,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", choices=("text", "json"), default="text")
     p.add_argument("--kubeconfig",
                    help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config, in a pod its account)")
-    p.add_argument("--controller-url", help="the controller's HTTP port, e.g. http://localhost:8080 (full trace)")
+    p.add_argument("--controller-url",
+                   help="the controller's metrics port, e.g. https://localhost:8080 after kubectl port-forward "
+                        "(full trace)")
+    p.add_argument("--token", help="bearer token for --controller-url (default: the kubeconfig user's)")
+    p.add_argument("--certificate-authority", dest="ca_file", metavar="FILE",
+                   help="CA file to verify --controller-url's certificate")
+    p.add_argument("--insecure-skip-tls-verify", action="store_true",
+                   help="do not verify --controller-url's certificate (the controller's default one is self-signed)")
     return p
 
 
@@ -152,7 +209,9 @@ def main(argv: Sequence[str]) -> int:
         parser.error("--hpa reads the controller's /debug/decisions endpoint: give --controller-url")
     kind = "hpa" if args.hpa else "pas"
     try:
-        doc = asyncio.run(_from_controller(args.controller_url, kind, namespace, name) if args.controller_url
+        access = ControllerAccess(url=args.controller_url or "", token=args.token, kubeconfig=args.kubeconfig,
+                                  ca_file=args.ca_file, insecure=args.insecure_skip_tls_verify)
+        doc = asyncio.run(_from_controller(access, kind, namespace, name) if args.controller_url
                           else _from_status(args.kubeconfig, namespace, name))  # fmt: skip
     except ExplainError as err:
         print(f"error: {err}", file=sys.stderr)

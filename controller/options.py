@@ -15,6 +15,10 @@
 | `--leader-elect-resource-namespace` | `$POD_NAMESPACE`, else the service account's, else default | kube-system |
 | `--preview-native-hpas` | false | (none: shadow-decides native HPAs, writes nothing) |
 | `--metrics-bind-address` / `--metrics-port` | 0.0.0.0 / 8080 | `/metrics`, `/healthz`, `/readyz` |
+| `--metrics-secure` | true: HTTPS, TokenReview + SubjectAccessReview | controller-runtime's secure metrics |
+| `--tls-cert-file` / `--tls-private-key-file` | self-signed, generated into `--cert-dir` | same |
+| `--cert-dir` | a new private directory under the temp dir | same (kube: `apiserver.local.config/certificates`) |
+| `--authorization-always-allow-paths` | /healthz,/livez,/readyz | same |
 | `--watch-namespace` | all namespaces | |
 | `--status-checkpoint-interval` | 1m0s | (none: how often history may reach status between scale writes) |
 
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from controller.http_auth import DEFAULT_ALWAYS_ALLOW, AlwaysAllowPaths
 from kubecommon import gotime
 
 __all__ = ["RunOptions", "build_parser", "parse"]
@@ -117,6 +122,11 @@ class RunOptions:
     preview_native_hpas: bool
     metrics_bind_address: str
     metrics_port: int
+    metrics_secure: bool
+    tls_cert_file: str | None
+    tls_private_key_file: str | None
+    cert_dir: str | None
+    always_allow_paths: AlwaysAllowPaths
     watch_namespace: str | None
     checkpoint_interval: float
     cache_sync_timeout: float
@@ -169,6 +179,19 @@ def build_parser(prog: str = "prom-autoscaler-controller run") -> argparse.Argum
       help="address of /metrics, /healthz, /readyz, /debug (default 0.0.0.0)")
     a("--metrics-port", type=_flag_type(_port), default="8080", metavar="PORT",
       help="port of /metrics, /healthz, /readyz, /debug (default 8080; 0 picks a free port)")
+    a("--metrics-secure", type=flag, metavar="BOOL", nargs="?", const=True, default=True,
+      help="serve the metrics port over HTTPS and require a bearer token that the API server "
+           "authenticates (TokenReview) and authorizes for the path (SubjectAccessReview) (default "
+           "true; =false: plain HTTP, anyone who reaches the port reads /metrics and /debug)")
+    a("--tls-cert-file", default=None, metavar="FILE",
+      help="serving certificate (PEM, chain after the leaf), reloaded when it changes (default: "
+           "self-signed, generated into --cert-dir)")
+    a("--tls-private-key-file", default=None, metavar="FILE", help="key of --tls-cert-file (PEM)")
+    a("--cert-dir", default=None, metavar="DIR",
+      help="where the self-signed certificate is kept (default: a new private temporary directory)")
+    a("--authorization-always-allow-paths", type=_flag_type(AlwaysAllowPaths.parse), default=DEFAULT_ALWAYS_ALLOW,
+      dest="always_allow_paths", metavar="PATHS",
+      help=f"paths served without credentials; /p/* allows all under /p/ (default {DEFAULT_ALWAYS_ALLOW})")
     a("--watch-namespace", default=None, metavar="NAMESPACE", help="only this namespace (default all)")
     a("--status-checkpoint-interval", type=dur, metavar="DURATION", default="1m0s", dest="checkpoint_interval",
       help="at most this often the scale history is saved to status between scale writes (default 1m0s)")
@@ -186,6 +209,8 @@ def parse(argv: Sequence[str], *, prog: str = "prom-autoscaler-controller run") 
         parser.error("--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline")
     if not ns.renew_deadline > 1.2 * ns.retry_period:
         parser.error("--leader-elect-renew-deadline must be greater than 1.2 x --leader-elect-retry-period")
+    if (ns.tls_cert_file is None) != (ns.tls_private_key_file is None):
+        parser.error("--tls-cert-file and --tls-private-key-file go together")
     values = vars(ns)
     values["lease_namespace"] = ns.lease_namespace or _default_namespace()
     values["watch_namespace"] = ns.watch_namespace or None

@@ -21,10 +21,11 @@ Non-goals: deciding anything, the metrics' sources (callers report through the o
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -154,8 +155,9 @@ def _remove(gauge: Gauge, *labels: str) -> None:
 
 def build_http_app(telemetry: ControllerTelemetry, *, ready: Callable[[], str | None],
                    healthy: Callable[[], str | None], decision: DecisionLookup,
-                   queue_depth: Callable[[], int]) -> web.Application:  # fmt: skip
-    """`ready`/`healthy` return None when fine, else why not (shown in the 503 body)."""
+                   queue_depth: Callable[[], int], middlewares: Sequence[Middleware] = ()) -> web.Application:
+    """`ready`/`healthy` return None when fine, else why not (shown in the 503 body); `middlewares`
+    run before every handler (controller.http_auth's guard, when the port is secure)."""
 
     async def metrics(_: web.Request) -> web.Response:
         telemetry.queue_depth.set(queue_depth())
@@ -178,7 +180,7 @@ def build_http_app(telemetry: ControllerTelemetry, *, ready: Callable[[], str | 
                                                f"{info['namespace']}/{info['name']}"}, status=404)  # fmt: skip
         return web.json_response(found, dumps=lambda v: json.dumps(v, indent=1, sort_keys=True))
 
-    app = web.Application()
+    app = web.Application(middlewares=middlewares)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/healthz", probe(healthy))
     app.router.add_get("/livez", probe(healthy))

@@ -28,7 +28,7 @@ from multidict import CIMultiDictProxy, MultiMapping
 
 from adapter.kube.authconfig import AuthMaterial
 from kubecommon.kube.errors import KubeError
-from kubecommon.kube.identity import ANONYMOUS, UserInfo
+from kubecommon.kube.identity import ANONYMOUS, UserInfo, bearer_token
 from kubecommon.kube.reviews import TokenResult
 from kubecommon.kube.ttlcache import TTLCache
 from kubecommon.status import Unauthorized
@@ -172,12 +172,9 @@ class Authenticator:
                         extra=MappingProxyType({"authentication.kubernetes.io/credential-id": (credential,)}))
 
     async def _bearer(self, headers: MultiMapping[str]) -> UserInfo | None:
-        # k8s bearertoken: trim, split on single spaces (at most 3 parts); `Bearer` alone or an
-        # empty second part (`Bearer  x`) is no credential at all, not a rejected one.
-        parts = headers.get("Authorization", "").strip().split(" ", 2)
-        if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+        token = bearer_token(headers.get("Authorization", ""))
+        if token is None:
             return None
-        token = parts[1]
         if self._tokens is None:
             raise _Failed("bearer: token authentication is not configured")
         try:

@@ -120,7 +120,9 @@ def run_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}]}))
     controller_args = ["-m", "controller", "run", f"--kubeconfig={kubeconfig}", "--metrics-bind-address=127.0.0.1",
                        f"--metrics-port={metrics_port}", f"--concurrent-syncs={args.concurrent_syncs}",
-                       "--leader-elect-resource-namespace=bench"]
+                       "--leader-elect-resource-namespace=bench",
+                       # the bench's API server serves no TokenReview: scrape /metrics over plain HTTP
+                       "--metrics-secure=false"]
     command = [sys.executable, *controller_args]
     if args.profile and shutil.which("py-spy"):
         command = ["py-spy", "record", "-o", str(Path(args.profile) / f"controller-{n}.svg"), "-d",

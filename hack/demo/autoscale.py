@@ -198,7 +198,7 @@ def run_autoscale(stack: ControllerStack, *, scenario: Scenario, out: TextIO, tt
               f"{scenario.target:g} per pod; {scenario.mode} mode: {scenario.settings()}.\n")
     start = _prepare(stack, rec, scenario)
     ctl = _start_controller(stack, rec, scenario, out)
-    rec.controller_url = f"http://127.0.0.1:{ctl.metrics_port}"
+    rec.controller_get = ctl.get
     rec.begin()
     view = LiveView(out, tty=tty)
     code = 0

@@ -18,7 +18,7 @@ import time
 import ssl
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -89,7 +89,7 @@ class Recorder:
     target: float
     window: int
     up_period: int
-    controller_url: str = ""
+    controller_get: Callable[[str], str | None] | None = None  # GET on the controller's metrics port
     load: float = 0.0
     phase: str = "starting"
     pods: set[str] = field(default_factory=set)
@@ -131,13 +131,12 @@ class Recorder:
 
     # --- reading the controller ---------------------------------------------------------------------
     def _debug(self) -> dict[str, Any]:
-        if not self.controller_url:
+        if self.controller_get is None:
             return {}
-        url = f"{self.controller_url}/debug/decisions/pas/{self.namespace}/{self.name}"
+        body = self.controller_get(f"/debug/decisions/pas/{self.namespace}/{self.name}")
         try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                return dict(json.loads(resp.read()))
-        except (OSError, ValueError):
+            return dict(json.loads(body)) if body else {}
+        except ValueError:
             return {}
 
     def _read(self) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -45,12 +45,15 @@ from hack.stack.local_prometheus import LocalPrometheus, free_port
 from hack.stack.processes import log_tail, spawn_logged, terminate
 from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity
+from kubecommon.tls import client_ssl_context
 
 __all__ = ["CRD_FILE", "ControllerProcess", "ControllerStack", "deployment", "external_metric", "parse_metrics",
            "promautoscaler", "wait_until"]
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_FILE = REPO / "charts" / "prom-autoscaler" / "crds" / "promautoscalers.yaml"
+#: the controller's metrics port serves a self-signed certificate for 127.0.0.1
+_UNVERIFIED = client_ssl_context(insecure=True)
 GROUP, VERSION, PLURAL = "autoscaling.prom-autoscaler.io", "v1alpha1", "promautoscalers"
 
 
@@ -108,6 +111,7 @@ class ControllerProcess:
     proxy: ApiProxy
     args: list[str]
     metrics_port: int
+    token: str = ""  # presented to the metrics port (HTTPS, checked with the stand-in); "" with --metrics-secure=false
     proc: subprocess.Popen[bytes] | None = None
     log_file: Path = field(init=False)
 
@@ -119,7 +123,7 @@ class ControllerProcess:
         env.pop("KUBERNETES_SERVICE_HOST", None)
         self.proc = spawn_logged([sys.executable, "-m", "controller", "run", *self.args], self.log_file,
                                  cwd=REPO, env=env)
-        wait_until(lambda: self._get("/healthz") is not None or self._exited(), timeout=ready_timeout,
+        wait_until(lambda: self.get("/healthz") is not None or self._exited(), timeout=ready_timeout,
                    interval=0.1, what=f"{self.name} /healthz")
         if self._exited():
             raise RuntimeError(f"controller {self.name} exited ({self.proc.returncode}):\n{self.log_tail()}")
@@ -142,15 +146,25 @@ class ControllerProcess:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def _get(self, path: str) -> str | None:
+    @property
+    def url(self) -> str:
+        """The metrics port: HTTPS with the controller's self-signed certificate unless it runs with
+        --metrics-secure=false."""
+        scheme = "http" if "--metrics-secure=false" in self.args else "https"
+        return f"{scheme}://127.0.0.1:{self.metrics_port}"
+
+    def get(self, path: str) -> str | None:
+        """GET a path of the metrics port with the stack's token; None when it does not answer 200."""
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        request = urllib.request.Request(f"{self.url}{path}", headers=headers)
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}{path}", timeout=2) as resp:
+            with urllib.request.urlopen(request, timeout=2, context=_UNVERIFIED) as resp:
                 return str(resp.read().decode())
         except OSError:
             return None
 
     def metrics(self) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-        return parse_metrics(self._get("/metrics") or "")
+        return parse_metrics(self.get("/metrics") or "")
 
     def metric(self, name: str, **labels: str) -> float:
         """Sum of the samples of `name` whose labels include `labels` (0 when absent)."""
@@ -228,7 +242,7 @@ class ControllerStack:
                  f"--watch-namespace={namespace}",
                  f"--leader-elect-resource-namespace={lease_namespace or namespace}", *args]
         replica = ControllerProcess(name=f"{name}-{index}", workdir=workdir, proxy=proxy, args=flags,
-                                    metrics_port=port)
+                                    metrics_port=port, token=self.token)
         self.controllers.append(replica)
         return replica.start() if start else replica
 

@@ -95,6 +95,16 @@ class KubeClient:
             await self._session.close()
             self._session = None
 
+    async def bearer_token(self) -> str | None:
+        """The bearer token this client presents to the API server (a static token, the current
+        one of a token file, or an exec plugin's), for a caller that must prove the same identity
+        to a server that delegates to the API server (TokenReview); None when it has none (client
+        certificates or basic auth)."""
+        credential = await self._exec_credential()
+        if credential is not None and credential.token:
+            return credential.token
+        return self._current_token()
+
     def _headers(self, credential: ExecCredential | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json"}
         token = credential.token if credential is not None and credential.token else self._current_token()

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["ANONYMOUS", "ANONYMOUS_USER", "AUTHENTICATED_GROUP", "MASTERS_GROUP", "UNAUTHENTICATED_GROUP", "UserInfo"]
+__all__ = ["ANONYMOUS", "ANONYMOUS_USER", "AUTHENTICATED_GROUP", "MASTERS_GROUP", "UNAUTHENTICATED_GROUP", "UserInfo",
+           "bearer_token"]
 
 AUTHENTICATED_GROUP = "system:authenticated"
 UNAUTHENTICATED_GROUP = "system:unauthenticated"
@@ -54,6 +55,16 @@ class UserInfo:
             groups=tuple(str(g) for g in user.get("groups") or ()),
             extra=MappingProxyType({str(k): tuple(str(x) for x in (v or ())) for k, v in extra.items()}),
         )
+
+
+def bearer_token(authorization: str) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, as k8s.io/apiserver's bearertoken
+    authenticator reads it: trimmed, split on single spaces (at most 3 parts); `Bearer` alone or
+    an empty second part (`Bearer  x`) is no credential at all (None), not a rejected one."""
+    parts = authorization.strip().split(" ", 2)
+    if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+        return None
+    return parts[1]
 
 
 ANONYMOUS = UserInfo(name=ANONYMOUS_USER, groups=(UNAUTHENTICATED_GROUP,))

@@ -38,6 +38,7 @@ import yaml
 from hack.stack.controller_stack import wait_until
 from hack.stack.local_prometheus import free_port
 from hack.stack.processes import log_tail, spawn_logged, terminate
+from kubecommon.tls import client_ssl_context
 from tests.fixtures.adapter import RunningAdapter
 from tests.fixtures.prometheus import LocalPrometheus
 from tests.fixtures.standin import StandIn, start_standin
@@ -52,6 +53,8 @@ CRD = f"promautoscalers.{GROUP}"
 # The demo exporter serves queue_messages_ready{namespace="shop",queue="orders"} = 42: with an
 # AverageValue target of 10 the HPA algorithm wants ceil(42 / 10) = 5 replicas.
 WORKLOAD_NS, QUEUE, TARGET, WANTED = "shop", "orders", "10", 5
+SCRAPER = "prometheus"  # reads the controller's /metrics and /debug with its own token, as Prometheus would
+_UNVERIFIED = client_ssl_context(insecure=True)  # the controller's self-signed serving certificate
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +75,9 @@ def installed(helm: Helm, prometheus: LocalPrometheus, tmp_path_factory: pytest.
                   "resource": DEMO["resourceRules"]},
         "podDisruptionBudget": {"enabled": False},
         "controller": {"podDisruptionBudget": {"enabled": False},
-                       "leaderElection": {"leaseDuration": "4s", "renewDeadline": "3s", "retryPeriod": "1s"}},
+                       "leaderElection": {"leaseDuration": "4s", "renewDeadline": "3s", "retryPeriod": "1s"},
+                       # Prometheus' account: the chart binds it to the controller's metrics-reader role
+                       "metricsReaders": [{"kind": "ServiceAccount", "name": SCRAPER, "namespace": NAMESPACE}]},
     })
     workdir = tmp_path_factory.mktemp("chart-controller")
     with start_standin(workdir / "standin", "--simulate-workloads", "--ready-delay", "0.2",
@@ -107,6 +112,9 @@ class Controller:
         args = [re.sub(r"^--metrics-port=.*", f"--metrics-port={self.port}", a) for a in container["args"]]
         self.argv = [sys.executable, "-m", "controller", *container["command"][1:], *args,
                      f"--kubeconfig={kubeconfig}", "--metrics-bind-address=127.0.0.1"]
+        scraper = installed.cluster.service_account_kubeconfig(installed.workdir / f"{name}-scraper.kubeconfig",
+                                                               NAMESPACE, SCRAPER)
+        self.token = str(yaml.safe_load(scraper.read_text())["users"][0]["user"]["token"])
         self.env = {**os.environ, "POD_NAMESPACE": NAMESPACE, "POD_NAME": name, "PYTHONUNBUFFERED": "1"}
         self.env.pop("KUBERNETES_SERVICE_HOST", None)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -122,8 +130,11 @@ class Controller:
         terminate(self.proc, timeout=15)
 
     def get(self, path: str) -> str | None:
+        """GET over HTTPS as the scraper account (what the chart's metrics-reader role allows)."""
+        request = urllib.request.Request(f"https://127.0.0.1:{self.port}{path}",
+                                         headers={"Authorization": f"Bearer {self.token}"})
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=2) as resp:
+            with urllib.request.urlopen(request, timeout=2, context=_UNVERIFIED) as resp:
                 return str(resp.read().decode())
         except OSError:
             return None
@@ -292,9 +303,8 @@ def test_preview_decides_native_hpas_and_writes_nothing(installed: Installed) ->
     """With controller.previewNativeHpas (helm upgrade), the installed args and RBAC let the
     controller decide for a native HPA, published on /metrics, while the target keeps its replicas."""
     cluster = installed.cluster
-    preview = installed.helm.values_file({**yaml.safe_load(installed.values_file.read_text()),
-                                          "controller": {"podDisruptionBudget": {"enabled": False},
-                                                         "previewNativeHpas": True}})
+    values = yaml.safe_load(installed.values_file.read_text())
+    preview = installed.helm.values_file({**values, "controller": {**values["controller"], "previewNativeHpas": True}})
     _helm_install(installed.helm, cluster, "upgrade", preview)
     cluster.ensure_namespace(WORKLOAD_NS)
     labels = {"app": "native"}

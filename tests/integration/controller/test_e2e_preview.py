@@ -62,7 +62,8 @@ def test_preview_of_native_hpas_writes_nothing(controller_stack: ControllerStack
     assert controller_stack.replicas(ns, "web") == 1
     assert controller_events(controller_stack, ns) == [], "preview of native HPAs recorded events"
     explained = subprocess.run([sys.executable, "-m", "controller", "explain", "--hpa", f"{ns}/web",
-                                f"--controller-url=http://127.0.0.1:{ctl.metrics_port}"],
+                                f"--controller-url={ctl.url}", f"--token={controller_stack.token}",
+                                "--insecure-skip-tls-verify"],
                                cwd=REPO, capture_output=True, text=True, timeout=30)
     assert explained.returncode == 0 and "queue_messages_ready" in explained.stdout, explained.stdout + explained.stderr
 

@@ -1,9 +1,12 @@
-"""`python -m controller` against the real API-server stand-in: probes, /metrics, status written.
+"""`python -m controller` against the real API-server stand-in: probes, /metrics, status written,
+and who may read its endpoints.
 
 The stand-in serves the PromAutoscaler CRD from the chart (applied with kubectl) and a Deployment
 with its /scale. No metrics APIs are registered, so the object's External metric cannot be read:
 the controller must say so in status (ScalingActive=False) and leave the Deployment alone, while
-/healthz, /readyz and /metrics answer.
+/healthz, /readyz and /metrics answer. The metrics port is HTTPS and checks each bearer token with
+the stand-in (TokenReview, then SubjectAccessReview for the path), so RBAC made with kubectl decides
+who reads /metrics and /debug.
 """
 
 from __future__ import annotations
@@ -21,13 +24,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from kubecommon.tls import client_ssl_context
 from tests.fixtures.standin import StandIn
 from tests.integration.standin.manifests import deployment
 from tests.paths import REPO
 
 CRD = REPO / "charts" / "prom-autoscaler" / "crds" / "promautoscalers.yaml"
 PAS = "promautoscalers.autoscaling.prom-autoscaler.io"
+_UNVERIFIED = client_ssl_context(insecure=True)
+
+
+def _admin_token(standin: StandIn) -> str:
+    config = yaml.safe_load(standin.kubeconfig.read_text())
+    return str(next(u["user"]["token"] for u in config["users"] if "token" in u["user"]))
 
 
 def _free_port() -> int:
@@ -46,9 +57,12 @@ def _eventually(check: Callable[[], Any], timeout: float, what: str) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _get(port: int, path: str) -> tuple[int, str]:
+def _get(port: int, path: str, token: str = "") -> tuple[int, str]:
+    """GET over HTTPS (the controller's self-signed certificate), with `token` as bearer if given."""
+    request = urllib.request.Request(f"https://127.0.0.1:{port}{path}",
+                                     headers={"Authorization": f"Bearer {token}"} if token else {})
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as resp:
+        with urllib.request.urlopen(request, timeout=2, context=_UNVERIFIED) as resp:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
@@ -110,7 +124,7 @@ def test_controller_runs_against_the_standin(kube_standin: StandIn, standin_name
     replicas = json.loads(kube_standin.kubectl("get", "deployment", "web", "-n", ns, "-o", "json").stdout)
     assert replicas["spec"]["replicas"] == 2, "never scale on data that could not be read"
 
-    code, metrics = _get(port, "/metrics")
+    code, metrics = _get(port, "/metrics", _admin_token(kube_standin))
     assert code == 200
     assert 'prom_autoscaler_controller_reconciliations_total{kind="PromAutoscaler",result="blocked"}' in metrics
     assert 'prom_autoscaler_controller_num_autoscalers{kind="PromAutoscaler"} 1.0' in metrics
@@ -123,3 +137,44 @@ def test_controller_runs_against_the_standin(kube_standin: StandIn, standin_name
 
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(15) == 0, "SIGTERM: drain, checkpoint, exit 0"
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(90)
+def test_only_tokens_rbac_allows_read_the_metrics_port(kube_standin: StandIn, standin_namespace: str,
+                                                       controller: tuple[int, subprocess.Popen[bytes]]) -> None:
+    """A scraper's service account gets 403 until a ClusterRole grants the nonResourceURLs; no token
+    or a made-up one is a 401; the kubelet's probe paths need none."""
+    port, proc = controller
+    ns = standin_namespace
+    _eventually(lambda: _get(port, "/healthz")[0] == 200 or proc.poll() is not None, 30, "/healthz")
+    assert proc.poll() is None, "the controller exited"
+
+    for token in ("", "made-up"):
+        code, body = _get(port, "/metrics", token)
+        assert (code, json.loads(body)["reason"]) == (401, "Unauthorized"), body
+    assert _get(port, "/debug/decisions/pas/x/y")[0] == 401
+
+    kube_standin.kubectl("create", "serviceaccount", "scraper", "-n", ns)
+    token = kube_standin.kubectl("create", "token", "scraper", "-n", ns).stdout.strip()
+    code, body = _get(port, "/metrics", token)
+    assert code == 403, body
+    assert json.loads(body)["message"] == \
+        f'forbidden: User "system:serviceaccount:{ns}:scraper" cannot get path "/metrics"'
+
+    reader = f"{ns}-metrics-reader"
+    kube_standin.kubectl("create", "clusterrole", reader, "--verb=get", "--non-resource-url=/metrics",
+                         "--non-resource-url=/debug/decisions/*")
+    kube_standin.kubectl("create", "clusterrolebinding", reader, f"--clusterrole={reader}",
+                         f"--serviceaccount={ns}:scraper")
+    # denials are cached for 10 s, as k8s.io/apiserver's delegated authorization does
+    _eventually(lambda: _get(port, "/metrics", token)[0] == 200, 30, "/metrics readable once RBAC allows it")
+    assert "prom_autoscaler_controller_leader" in _get(port, "/metrics", token)[1]
+    assert _get(port, f"/debug/decisions/pas/{ns}/none", token)[0] == 404, "past the guard: no such decision"
+    assert _get(port, "/healthz", "made-up")[0] == 200, "always-allowed paths ignore credentials"
+
+    explained = subprocess.run([sys.executable, "-m", "controller", "explain", "--hpa", f"{ns}/none",
+                                f"--controller-url=https://127.0.0.1:{port}", "--insecure-skip-tls-verify",
+                                "--token=made-up"], cwd=REPO, capture_output=True, text=True, timeout=30)
+    assert explained.returncode == 1 and "HTTP 401" in explained.stderr and "--token" in explained.stderr, \
+        explained.stderr
