@@ -16,7 +16,9 @@ authorization), and so does controller-runtime's secure metrics serving; this do
 
 Reviews are cached (10 s, bounded) and shared while in flight by kubecommon.kube.reviews, so a
 scrape every few seconds costs the API server one TokenReview and one SubjectAccessReview per
-10 s per caller.
+10 s per caller. At most `MAX_IN_FLIGHT` guarded requests run at once (more get kube-apiserver's
+429 with `Retry-After: 1`, as its max-in-flight filter answers): a flood of made-up tokens cannot
+queue unbounded reviews on the client the controller's syncs use.
 
 Non-goals: client certificates and front-proxy headers (an aggregated API server's business: the
 adapter's), TLS (kubecommon.serving), what the endpoints serve (controller.telemetry).
@@ -34,14 +36,16 @@ from aiohttp import web
 from kubecommon.kube.errors import KubeError
 from kubecommon.kube.identity import UserInfo, bearer_token
 from kubecommon.kube.reviews import SubjectAccessReviewer, TokenReviewer
-from kubecommon.status import Forbidden, InternalError, StatusError, Unauthorized
+from kubecommon.status import Forbidden, InternalError, StatusError, TooManyRequests, Unauthorized
 
-__all__ = ["DEFAULT_ALWAYS_ALLOW", "AlwaysAllowPaths", "EndpointGuard", "access_review_spec"]
+__all__ = ["DEFAULT_ALWAYS_ALLOW", "MAX_IN_FLIGHT", "AlwaysAllowPaths", "EndpointGuard", "access_review_spec"]
 
 _log = logging.getLogger(__name__)
 
 #: k8s.io/apiserver's default for --authorization-always-allow-paths
 DEFAULT_ALWAYS_ALLOW = "/healthz,/livez,/readyz"
+#: guarded requests served at once (a scraper or two and a person running `explain` need a few)
+MAX_IN_FLIGHT = 32
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -86,10 +90,12 @@ class EndpointGuard:
     """Authenticates and authorizes each request before its handler runs (an aiohttp middleware)."""
 
     def __init__(self, tokens: TokenReviewer, access: SubjectAccessReviewer, *,
-                 always_allow: AlwaysAllowPaths) -> None:
+                 always_allow: AlwaysAllowPaths, max_in_flight: int = MAX_IN_FLIGHT) -> None:
         self._tokens = tokens
         self._access = access
         self._always_allow = always_allow
+        self._max_in_flight = max_in_flight
+        self._in_flight = 0
 
     async def check(self, *, method: str, path: str, authorization: str) -> UserInfo | None:
         """The user allowed to make this request (None for an always-allowed path), or the
@@ -123,10 +129,22 @@ class EndpointGuard:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if self._always_allow.allows(request.path):
+            return await handler(request)
+        if self._in_flight >= self._max_in_flight:
+            return _status(TooManyRequests("Too many requests, please try again later.",
+                                           headers={"Retry-After": "1"}, details={"retryAfterSeconds": 1}))
+        self._in_flight += 1
         try:
             await self.check(method=request.method, path=request.path,
                              authorization=request.headers.get("Authorization", ""))
+            return await handler(request)
         except StatusError as err:
-            return web.json_response(err.to_dict(), status=err.code, headers=err.headers)
-        return await handler(request)
+            return _status(err)
+        finally:
+            self._in_flight -= 1
+
+
+def _status(err: StatusError) -> web.Response:
+    return web.json_response(err.to_dict(), status=err.code, headers=err.headers)
 

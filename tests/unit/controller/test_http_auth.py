@@ -1,14 +1,22 @@
-"""Who may read the controller's endpoints: the always-allowed paths flag, the review it sends, and
-the flags that choose HTTPS (the guard itself runs against the stand-in in
-tests/integration/controller/test_run_smoke.py)."""
+"""Who may read the controller's endpoints: the always-allowed paths flag, the review it sends, the
+flags that choose HTTPS, and the guard's answers over the in-process API server (against the real
+stand-in and kubectl-made RBAC in tests/integration/controller/test_run_smoke.py)."""
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+from collections.abc import AsyncIterator
 
-from controller.http_auth import DEFAULT_ALWAYS_ALLOW, AlwaysAllowPaths, access_review_spec
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from controller.http_auth import DEFAULT_ALWAYS_ALLOW, AlwaysAllowPaths, EndpointGuard, access_review_spec
 from controller.options import parse
 from kubecommon.kube.identity import UserInfo
+from kubecommon.kube.reviews import SubjectAccessReviewer, TokenReviewer
+from kubecommon.kube.client import KubeClient
+from tests.unit.kubecommon.kube.apiserver import FakeAPIServer, eventually
 
 
 @pytest.mark.parametrize(("flag", "path", "allowed"), [
@@ -55,3 +63,68 @@ def test_the_port_is_secure_unless_told_otherwise(capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit):
         parse(["--tls-cert-file=/c/tls.crt"])
     assert "--tls-cert-file and --tls-private-key-file go together" in capsys.readouterr().err
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[FakeAPIServer]:
+    """The in-process API server answering TokenReviews and SubjectAccessReviews, with its client."""
+    server = FakeAPIServer()
+    server.client = KubeClient(await server.start(), timeout=2.0)
+    await server.client.start()
+    yield server
+    await server.client.close()
+    await server.close()
+
+
+@pytest.fixture
+async def guarded(api: FakeAPIServer) -> AsyncIterator[tuple[TestClient, asyncio.Event]]:
+    """The guard in front of a /metrics that waits for `release`, over the in-process API server."""
+    release = asyncio.Event()
+    release.set()
+
+    async def metrics(_: web.Request) -> web.Response:
+        await release.wait()
+        return web.Response(text="ok")
+
+    guard = EndpointGuard(TokenReviewer(api.client), SubjectAccessReviewer(api.client),
+                          always_allow=AlwaysAllowPaths.parse(DEFAULT_ALWAYS_ALLOW), max_in_flight=2)
+    app = web.Application(middlewares=[guard.middleware])
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/healthz", metrics)
+    async with TestClient(TestServer(app)) as client:
+        yield client, release
+
+
+@pytest.mark.parametrize(("token", "code", "reason"), [
+    (None, 401, "Unauthorized"),
+    ("made-up", 401, "Unauthorized"),
+    ("stranger", 403, "Forbidden"),
+    ("prometheus", 200, None),
+], ids=["no-token", "unknown-token", "not-allowed", "allowed"])
+async def test_the_guard_answers_as_the_api_server_decides(api: FakeAPIServer, guarded: tuple[TestClient, asyncio.Event],
+                                                          token: str | None, code: int, reason: str | None) -> None:
+    client, _ = guarded
+    api.token_users.update(stranger={"username": "stranger"}, prometheus={"username": "prometheus"})
+    api.sar_allowed_users.add("prometheus")
+    resp = await client.get("/metrics", headers={"Authorization": f"Bearer {token}"} if token else {})
+    assert resp.status == code
+    if reason is not None:
+        assert (await resp.json())["reason"] == reason
+    assert (await client.get("/healthz")).status == 200, "probe paths need no token"
+
+
+async def test_guarded_requests_beyond_the_limit_get_429(api: FakeAPIServer,
+                                                         guarded: tuple[TestClient, asyncio.Event]) -> None:
+    client, release = guarded
+    api.token_users["prometheus"] = {"username": "prometheus"}
+    api.sar_allowed_users.add("prometheus")
+    release.clear()
+    headers = {"Authorization": "Bearer prometheus"}
+    held = [asyncio.ensure_future(client.get("/metrics", headers=headers)) for _ in range(2)]
+    await eventually(lambda: api.calls.count("SAR") >= 1)
+    await asyncio.sleep(0.05)  # both held requests are inside the handler
+    refused = await client.get("/metrics", headers=headers)
+    assert (refused.status, refused.headers["Retry-After"]) == (429, "1")
+    release.set()
+    assert [(await r).status for r in held] == [200, 200]
+    assert (await client.get("/metrics", headers=headers)).status == 200
