@@ -97,11 +97,8 @@ class EndpointGuard:
         self._max_in_flight = max_in_flight
         self._in_flight = 0
 
-    async def check(self, *, method: str, path: str, authorization: str) -> UserInfo | None:
-        """The user allowed to make this request (None for an always-allowed path), or the
-        StatusError to answer with."""
-        if self._always_allow.allows(path):
-            return None
+    async def _authorize(self, *, method: str, path: str, authorization: str) -> None:
+        """Return when the request's user may make it; else raise the StatusError to answer with."""
         user = await self._authenticate(authorization)
         verb = method.lower()
         try:
@@ -111,7 +108,6 @@ class EndpointGuard:
             raise InternalError(f"Internal Server Error: {path!r}: authorization failed") from None
         if not decision.allowed:
             raise Forbidden.for_request(user=user.name, verb=verb, path=path, reason=decision.reason)
-        return user
 
     async def _authenticate(self, authorization: str) -> UserInfo:
         token = bearer_token(authorization)
@@ -136,8 +132,8 @@ class EndpointGuard:
                                            headers={"Retry-After": "1"}, details={"retryAfterSeconds": 1}))
         self._in_flight += 1
         try:
-            await self.check(method=request.method, path=request.path,
-                             authorization=request.headers.get("Authorization", ""))
+            await self._authorize(method=request.method, path=request.path,
+                                  authorization=request.headers.get("Authorization", ""))
             return await handler(request)
         except StatusError as err:
             return _status(err)
