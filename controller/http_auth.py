@@ -37,6 +37,7 @@ from kubecommon.kube.errors import KubeError
 from kubecommon.kube.identity import UserInfo, bearer_token
 from kubecommon.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from kubecommon.status import Forbidden, InternalError, StatusError, TooManyRequests, Unauthorized
+from kubecommon.status_response import status_response
 
 __all__ = ["DEFAULT_ALWAYS_ALLOW", "MAX_IN_FLIGHT", "AlwaysAllowPaths", "EndpointGuard", "access_review_spec"]
 
@@ -128,7 +129,7 @@ class EndpointGuard:
         if self._always_allow.allows(request.path):
             return await handler(request)
         if self._in_flight >= self._max_in_flight:
-            return _status(TooManyRequests("Too many requests, please try again later.",
+            return status_response(TooManyRequests("Too many requests, please try again later.",
                                            headers={"Retry-After": "1"}, details={"retryAfterSeconds": 1}))
         self._in_flight += 1
         try:
@@ -136,11 +137,7 @@ class EndpointGuard:
                                   authorization=request.headers.get("Authorization", ""))
             return await handler(request)
         except StatusError as err:
-            return _status(err)
+            return status_response(err)
         finally:
             self._in_flight -= 1
-
-
-def _status(err: StatusError) -> web.Response:
-    return web.json_response(err.to_dict(), status=err.code, headers=err.headers)
 

@@ -28,7 +28,6 @@ from aiohttp import web
 from kubecommon.kube.identity import ANONYMOUS
 from adapter.server import discovery_docs, negotiation
 from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, REQUEST_INFOS, USER, ServerContext
-from adapter.server.handlers import compact_json
 from adapter.server.requestinfo import RequestInfo
 from adapter.services import errors
 from kubecommon.status import (
@@ -41,18 +40,13 @@ from kubecommon.status import (
     TooManyRequests,
     Unauthorized,
 )
+from kubecommon.status_response import status_response
 
-__all__ = ["MIDDLEWARES", "status_for", "status_response"]
+__all__ = ["MIDDLEWARES", "status_for"]
 
 _log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _NEGOTIATED_PREFIXES = ("/apis", "/openapi", "/version")
-
-
-def status_response(error: StatusError) -> web.Response:
-    body = compact_json(error.to_dict())
-    headers = {"X-Content-Type-Options": "nosniff", **error.headers}
-    return web.Response(status=error.code, body=body, content_type="application/json", headers=headers)
 
 
 def status_for(err: BaseException) -> StatusError:

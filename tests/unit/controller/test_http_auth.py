@@ -112,8 +112,9 @@ async def test_the_guard_answers_as_the_api_server_decides(
     api.sar_allowed_users.add("prometheus")
     resp = await client.get("/metrics", headers={"Authorization": f"Bearer {token}"} if token else {})
     assert resp.status == code
-    if reason is not None:
+    if reason is not None:  # a Status body, written as kube-apiserver writes it
         assert (await resp.json())["reason"] == reason
+        assert resp.headers["X-Content-Type-Options"] == "nosniff"
     assert (await client.get("/healthz")).status == 200, "probe paths need no token"
 
 
