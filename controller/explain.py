@@ -169,7 +169,7 @@ async def _from_controller(access: ControllerAccess, kind: str, namespace: str, 
 
 def _problem(status: int, body: Any, token: str | None) -> str:
     """What went wrong, with what to do for 401/403 (a Status body's message, else the body)."""
-    message = body.get("message") or body.get("error") or body if isinstance(body, Mapping) else body
+    message = (body.get("message") or body.get("error") or body) if isinstance(body, Mapping) else body
     if status == 401:
         return f"{message} ({'the token was not accepted' if token else 'no bearer token'}: give --token, " \
                "e.g. $(kubectl create token SERVICEACCOUNT), or a kubeconfig whose user has a token)"

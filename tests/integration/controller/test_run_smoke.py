@@ -141,7 +141,7 @@ def test_controller_runs_against_the_standin(kube_standin: StandIn, standin_name
 
 @pytest.mark.integration
 @pytest.mark.timeout(90)
-def test_only_tokens_rbac_allows_read_the_metrics_port(kube_standin: StandIn, standin_namespace: str,
+def test_only_tokens_rbac_allows_read_the_metrics_port(kube_standin: StandIn, standin_namespace: str, tmp_path: Path,
                                                        controller: tuple[int, subprocess.Popen[bytes]]) -> None:
     """A scraper's service account gets 403 until a ClusterRole grants the nonResourceURLs; no token
     or a made-up one is a 401; the kubelet's probe paths need none."""
@@ -173,8 +173,15 @@ def test_only_tokens_rbac_allows_read_the_metrics_port(kube_standin: StandIn, st
     assert _get(port, f"/debug/decisions/pas/{ns}/none", token)[0] == 404, "past the guard: no such decision"
     assert _get(port, "/healthz", "made-up")[0] == 200, "always-allowed paths ignore credentials"
 
-    explained = subprocess.run([sys.executable, "-m", "controller", "explain", "--hpa", f"{ns}/none",
-                                f"--controller-url=https://127.0.0.1:{port}", "--insecure-skip-tls-verify",
-                                "--token=made-up"], cwd=REPO, capture_output=True, text=True, timeout=30)
-    assert explained.returncode == 1 and "HTTP 401" in explained.stderr and "--token" in explained.stderr, \
-        explained.stderr
+    def explain(*credentials: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "controller", "explain", "--hpa", f"{ns}/none",
+                               f"--controller-url=https://127.0.0.1:{port}", "--insecure-skip-tls-verify", *credentials],
+                              cwd=REPO, capture_output=True, text=True, timeout=30)
+
+    refused = explain("--token=made-up")
+    assert refused.returncode == 1 and "HTTP 401" in refused.stderr and "--token" in refused.stderr, refused.stderr
+    # the kubeconfig user's own token gets past the guard: the answer is the decision's 404
+    kubeconfig = kube_standin.service_account_kubeconfig(tmp_path / "scraper.kubeconfig", ns, "scraper")
+    allowed = explain(f"--kubeconfig={kubeconfig}")
+    assert allowed.returncode == 1 and "HTTP 404" in allowed.stderr and "no decision recorded" in allowed.stderr, \
+        allowed.stderr
