@@ -28,6 +28,7 @@ import pytest
 from adapter.options import parse as parse_adapter_flags
 from controller.options import RunOptions
 from controller.options import parse as parse_controller_flags
+from hack.kube_standin import rbac
 from tests.integration.chart.conftest import CHART, FULLNAME, NAMESPACE, REPO, Helm, Rendered
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
@@ -260,10 +261,10 @@ TLS_DIR = "/var/run/tls"
 
 
 def _url_allowed(role: dict[str, Any], path: str, verb: str = "get") -> bool:
-    """kube's non-resource URL match: exact, or a trailing * matching as a prefix."""
-    return any(verb in rule["verbs"] and any(path == url or (url.endswith("*") and path.startswith(url[:-1]))
-                                             for url in rule.get("nonResourceURLs", []))
-               for rule in role["rules"])
+    """Whether a rule of `role` allows `verb` on the non-resource URL `path`, by the stand-in's RBAC
+    evaluation (upstream's matching: exact, or a trailing * as a prefix)."""
+    attrs = rbac.Attributes(user=rbac.UserInfo(name="reader"), verb=verb, resource_request=False, path=path)
+    return any(rbac.rule_allows(rule, attrs) for rule in role["rules"])
 
 
 def _probe_schemes(rendered: Rendered) -> dict[str, str | None]:
