@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from kubecommon.tls import client_ssl_context
 from tests.fixtures.standin import StandIn
@@ -34,11 +33,6 @@ from tests.paths import REPO
 CRD = REPO / "charts" / "prom-autoscaler" / "crds" / "promautoscalers.yaml"
 PAS = "promautoscalers.autoscaling.prom-autoscaler.io"
 _UNVERIFIED = client_ssl_context(insecure=True)
-
-
-def _admin_token(standin: StandIn) -> str:
-    config = yaml.safe_load(standin.kubeconfig.read_text())
-    return str(next(u["user"]["token"] for u in config["users"] if "token" in u["user"]))
 
 
 def _free_port() -> int:
@@ -124,7 +118,7 @@ def test_controller_runs_against_the_standin(kube_standin: StandIn, standin_name
     replicas = json.loads(kube_standin.kubectl("get", "deployment", "web", "-n", ns, "-o", "json").stdout)
     assert replicas["spec"]["replicas"] == 2, "never scale on data that could not be read"
 
-    code, metrics = _get(port, "/metrics", _admin_token(kube_standin))
+    code, metrics = _get(port, "/metrics", kube_standin.admin_token)
     assert code == 200
     assert 'prom_autoscaler_controller_reconciliations_total{kind="PromAutoscaler",result="blocked"}' in metrics
     assert 'prom_autoscaler_controller_num_autoscalers{kind="PromAutoscaler"} 1.0' in metrics
