@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from kubecommon import tls
 from kubecommon.tls import client_ssl_context
 from tests.fixtures.standin import StandIn
 from tests.integration.standin.manifests import deployment
@@ -64,8 +65,27 @@ def _get(port: int, path: str, token: str = "") -> tuple[int, str]:
         return 0, ""
 
 
+def _write_serving_cert(directory: Path, ca_name: str) -> bytes:
+    """A CA and a serving certificate it signed for 127.0.0.1 as tls.crt/tls.key; the CA's PEM."""
+    ca = tls.generate_ca(ca_name, key_algorithm="ecdsa")
+    leaf = tls.issue_certificate(ca, "controller", ip_addresses=["127.0.0.1"], key_algorithm="ecdsa")
+    directory.mkdir(exist_ok=True)
+    (directory / "tls.key").write_bytes(leaf.key_pem)
+    (directory / "tls.crt").write_bytes(leaf.cert_pem)
+    return ca.cert_pem
+
+
 @pytest.fixture
-def controller(kube_standin: StandIn, standin_namespace: str, tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+def serving_ca(tmp_path: Path) -> bytes:
+    """A serving certificate in tmp_path/tls, for a controller started with `{tmp}/tls/...` flags."""
+    return _write_serving_cert(tmp_path / "tls", "first-ca")
+
+
+@pytest.fixture
+def controller(request: pytest.FixtureRequest, kube_standin: StandIn, standin_namespace: str,
+               tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """The controller against the stand-in; an indirect parameter adds flags (`{tmp}`: tmp_path)."""
+    extra = [flag.format(tmp=tmp_path) for flag in getattr(request, "param", ())]
     kube_standin.kubectl("apply", "-f", str(CRD))
     _eventually(lambda: kube_standin.kubectl("get", PAS, "-n", standin_namespace, check=False).returncode == 0,
                 20, "the CRD served")
@@ -74,7 +94,7 @@ def controller(kube_standin: StandIn, standin_namespace: str, tmp_path: Path) ->
     env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
     proc = subprocess.Popen([sys.executable, "-m", "controller", "--kubeconfig", str(kube_standin.kubeconfig),
                              "--leader-elect=false", "--metrics-port", str(port), "--metrics-bind-address",
-                             "127.0.0.1", f"--watch-namespace={standin_namespace}", "--sync-period=3s"],
+                             "127.0.0.1", f"--watch-namespace={standin_namespace}", "--sync-period=3s", *extra],
                             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         yield port, proc
@@ -179,3 +199,31 @@ def test_only_tokens_rbac_allows_read_the_metrics_port(kube_standin: StandIn, st
     allowed = explain(f"--kubeconfig={kubeconfig}")
     assert allowed.returncode == 1 and "HTTP 404" in allowed.stderr and "no decision recorded" in allowed.stderr, \
         allowed.stderr
+
+
+def _verified_status(port: int, ca_pem: bytes) -> int:
+    """/healthz's status over a connection that verifies the serving certificate against `ca_pem`
+    (0 when the handshake fails)."""
+    context = client_ssl_context(ca_pem=ca_pem)
+    try:
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", timeout=2, context=context) as resp:
+            return int(resp.status)
+    except OSError:
+        return 0
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("controller", [("--tls-cert-file={tmp}/tls/tls.crt", "--tls-private-key-file={tmp}/tls/tls.key")],
+                         indirect=True, ids=["given-certificate"])
+def test_a_given_serving_certificate_is_served_and_reloaded(serving_ca: bytes, tmp_path: Path,
+                                                           controller: tuple[int, subprocess.Popen[bytes]]) -> None:
+    """What cert-manager (the chart's controller.tls.existingSecret) relies on: the files given are
+    what clients verify, and a renewed pair is served without a restart."""
+    port, proc = controller
+    _eventually(lambda: _verified_status(port, serving_ca) == 200 or proc.poll() is not None, 30,
+                "/healthz verified against the given certificate's CA")
+    assert proc.poll() is None, "the controller exited"
+    renewed = _write_serving_cert(tmp_path / "tls", "second-ca")
+    _eventually(lambda: _verified_status(port, renewed) == 200, 30, "the renewed certificate served")
+    assert _verified_status(port, serving_ca) == 0, "the first CA no longer verifies the served certificate"
