@@ -30,7 +30,7 @@ import aiohttp
 import orjson
 from multidict import CIMultiDict
 
-from adapter.prometheus import errors
+from adapter.prometheus import errors, http1
 from adapter.prometheus.answers import query_samples
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
@@ -42,7 +42,7 @@ from kubecommon.singleflight import SingleFlight
 if TYPE_CHECKING:
     from adapter.rules.query import PromQL
 
-__all__ = ["SCRAPE_STARTUP_GRACE", "PrometheusClient", "decode_body", "format_time"]
+__all__ = ["SCRAPE_STARTUP_GRACE", "USER_AGENT", "PrometheusClient", "decode_body", "format_time"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,6 +59,7 @@ SCRAPE_STARTUP_GRACE = 60.0
 # selection) repeat every sync period, and percent-encoding a 100-name regex costs more than the
 # rest of building the request.
 _MAX_ENCODED_QUERIES = 1024
+USER_AGENT = "prom-autoscaler-adapter"
 
 
 class _FileSecret:
@@ -107,6 +108,9 @@ class PrometheusClient:
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout)
         self._timeout_param = _fmt_seconds(settings.timeout)
         self._encoded_queries: LRUCache[str, str] = LRUCache(_MAX_ENCODED_QUERIES)
+        #: instant queries' own client (`http1`), when the URL and headers allow it; else aiohttp's
+        self._exchange: http1.Exchange | None = None
+        self._target_prefix = parts.path.rstrip("/")
 
     async def start(self) -> None:
         if self._session is not None:
@@ -133,13 +137,18 @@ class PrometheusClient:
         # series reads alike (gzip of a large series answer costs about as much as producing it).
         headers = CIMultiDict(s.headers)
         headers.setdefault("Accept-Encoding", "identity")
+        headers.setdefault("User-Agent", USER_AGENT)
         self._session = aiohttp.ClientSession(
             connector=connector, headers=headers, raise_for_status=False,
             read_bufsize=_READ_BUFSIZE,
         )
+        self._exchange = _instant_query_exchange(s.url, headers, ssl_context, s.max_connections)
 
     async def close(self) -> None:
         session, self._session = self._session, None
+        exchange, self._exchange = self._exchange, None
+        if exchange is not None:
+            await exchange.close()
         if session is not None:
             await session.close()
 
@@ -222,7 +231,12 @@ class PrometheusClient:
         else:
             encoded = urlencode([("query", promql), ("timeout", self._timeout_param),
                                  ("time", format_time(at))])
+        if self._exchange is not None:
+            return await self._exchanged_query(self._exchange, path, encoded, promql)
+        return await self._session_query(path, encoded, promql)
 
+    async def _session_query(self, path: str, encoded: str, promql: str) -> list[Sample]:
+        """An instant query through aiohttp's client (which follows redirects)."""
         async def read(resp: aiohttp.ClientResponse) -> list[Sample]:
             if resp.status != 200:  # raise_for_document raises for every status but 200
                 self.raise_for_document(path, resp.status, await _read_error_body(resp))
@@ -233,6 +247,54 @@ class PrometheusClient:
 
         return await self._request(path, encoded, read)
 
+    async def _exchanged_query(self, exchange: http1.Exchange, path: str, params: str,
+                               promql: str) -> list[Sample]:
+        """An instant query through `http1` (the same verb choice, 414 fallback, deadline, byte
+        limit and error types as `_request`); a redirect goes to aiohttp, which follows it."""
+        encoded = f"{self._base_query}&{params}" if self._base_query else params
+        limit = self.settings.max_answer_bytes
+        headers = self._auth_headers()
+        for post in ((True,) if self._post(path, encoded) else (False, True)):
+            if post:
+                headers["Content-Type"] = "application/x-www-form-urlencoded"
+            try:
+                answer = await exchange.request(
+                    "POST" if post else "GET", self._target_prefix + path if post
+                    else f"{self._target_prefix}{path}?{encoded}", headers=headers,
+                    body=encoded.encode() if post else None, max_body=limit, timeout=self.settings.timeout)
+            except asyncio.TimeoutError:
+                raise errors.PrometheusTimeout(
+                    f"no answer within {self.settings.timeout:g}s", path=path) from None
+            except http1.Unreachable as exc:
+                raise errors.PrometheusUnreachable(str(exc), path=path) from None
+            except http1.BrokenAnswer as exc:
+                raise errors.PrometheusBadResponse(f"broken answer: {exc}", path=path) from None
+            except http1.BodyTooLarge as exc:
+                if exc.status == 200:
+                    raise _too_large(limit, path, promql) from None
+                self.raise_for_document(path, exc.status, "")
+            except ValueError as exc:  # a credential file whose text holds a line break
+                raise errors.PrometheusError(f"cannot send the request: {exc}", path=path) from None
+            if answer.status == 414 and not post:
+                continue  # URI too long for something in between: retry as POST
+            if 300 <= answer.status < 400 and "location" in answer.headers:
+                log.warning("prometheus %s answered a redirect (HTTP %d): instant queries now go through "
+                            "aiohttp's client, which follows it; set --prometheus-url to where it leads",
+                            path, answer.status)
+                self._exchange = None
+                await exchange.close()
+                return await self._session_query(path, params, promql)
+            if answer.status != 200:
+                self.raise_for_document(path, answer.status, decode_body(answer.body[:_MAX_ERROR_BODY]))
+            return query_samples(answer.body, path,
+                                 lambda body: self.raise_for_document(path, 200, decode_body(body)))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _post(self, path: str, encoded: str, *, force_post: bool = False, get_only: bool = False) -> bool:
+        """Whether a call goes as a form POST: asked for, or its GET URL would be too long."""
+        return not get_only and (force_post or self.settings.verb == "POST" or
+                                 len(self._endpoint) + len(path) + 1 + len(encoded) > self.settings.max_get_url_length)
+
     async def _request(
         self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Awaitable[T]],
         *, force_post: bool = False, get_only: bool = False,
@@ -242,8 +304,7 @@ class PrometheusClient:
             raise errors.PrometheusError("client not started", path=path)
         url = self._endpoint + path
         encoded = f"{self._base_query}&{params}" if self._base_query else params
-        post = not get_only and (force_post or self.settings.verb == "POST"
-                                 or len(url) + 1 + len(encoded) > self.settings.max_get_url_length)
+        post = self._post(path, encoded, force_post=force_post, get_only=get_only)
         headers = self._auth_headers()
         try:
             for attempt_post in ((True,) if post else (False, True)):
@@ -300,6 +361,25 @@ class PrometheusClient:
             raise errors.PrometheusHTTPError(message, path=path, status=status,
                                              error_type=error_type)
         raise errors.PrometheusBadResponse(message, path=path)
+
+
+def _instant_query_exchange(url: str, headers: CIMultiDict[str], ssl_context: Any,
+                            max_connections: int) -> http1.Exchange | None:
+    """`http1`'s pool for instant queries, unless the URL or headers need aiohttp's client: user
+    info in the URL, an answer encoding other than identity asked for, or a path that is not
+    already percent-encoded."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or parts.username is not None or parts.hostname is None \
+            or headers.get("Accept-Encoding", "").strip().lower() != "identity" \
+            or any(c in parts.path for c in " \t\r\n"):
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return http1.Exchange(host=parts.hostname, port=port, host_header=parts.netloc,
+                              ssl_context=ssl_context, headers=list(headers.items()),
+                              max_connections=max_connections)
+    except ValueError:  # a header aiohttp would refuse too: let it say so
+        return None
 
 
 def _authorization(settings: PrometheusSettings) -> _FileSecret | None:

@@ -26,6 +26,8 @@ class Recorded:
     params: MultiDict[str]
     headers: dict[str, str]
     peer_cn: str | None
+    #: the client's source port: requests on one kept-alive connection share it
+    peer_port: int = 0
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
@@ -78,7 +80,8 @@ class FakePromHTTP:
             subject = dict(x[0] for x in ssl_obj.getpeercert()["subject"])
             peer_cn = subject.get("commonName")
         rec = Recorded(method=request.method, path=request.path, params=params,
-                       headers=dict(request.headers), peer_cn=peer_cn)
+                       headers=dict(request.headers), peer_cn=peer_cn,
+                       peer_port=request.transport.get_extra_info("peername")[1] if request.transport else 0)
         self.requests.append(rec)
         return await self.handler(rec)
 

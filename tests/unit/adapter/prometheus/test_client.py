@@ -13,7 +13,7 @@ from aiohttp import web
 
 from adapter.prometheus import errors
 from adapter.prometheus.api import PrometheusAPI, Sample
-from adapter.prometheus.client import PrometheusClient
+from adapter.prometheus.client import USER_AGENT, PrometheusClient
 from adapter.prometheus.settings import PrometheusSettings
 from tests.unit.adapter.prometheus.prom_http import FakePromHTTP, Recorded, json_response, slow, vector
 
@@ -154,6 +154,32 @@ async def test_get_answered_414_is_retried_as_post(server: FakePromHTTP) -> None
         samples = await client.query("up")  # type: ignore[arg-type]
     assert [s.value for s in samples] == [3.0]
     assert [r.method for r in server.requests] == ["GET", "POST"]
+
+
+async def test_an_instant_query_follows_a_redirect(server: FakePromHTTP) -> None:
+    """A proxy that moved Prometheus (`/old/...` answered 302): the query still gets its answer."""
+    async def handler(req: Recorded) -> web.StreamResponse:
+        if req.path.startswith("/old/"):
+            raise web.HTTPFound(req.path.removeprefix("/old") + "?query=up&timeout=30")
+        return json_response(vector(({"pod": "a"}, "4")))
+
+    server.handler = handler
+    async with PrometheusClient(PrometheusSettings(url=f"{server.url}/old")) as client:
+        first = await client.query("up")  # type: ignore[arg-type]
+        second = await client.query("up + 0")  # type: ignore[arg-type]
+    assert [s.value for s in first + second] == [4.0, 4.0]
+    # the first redirect moves instant queries to the client that follows redirects, for good
+    assert [r.path for r in server.requests] == ["/old/api/v1/query", "/old/api/v1/query", "/api/v1/query",
+                                                  "/old/api/v1/query", "/api/v1/query"]
+
+
+async def test_queries_share_kept_alive_connections_and_say_who_asks(server: FakePromHTTP) -> None:
+    async with client_for(server) as client:
+        for promql in ("up", "up + 1", "up + 2"):
+            await client.query(promql)  # type: ignore[arg-type]
+        await client.series(["up"], start=1.0, end=2.0)
+    assert {r.headers["User-Agent"] for r in server.requests} == {USER_AGENT}
+    assert len({r.peer_port for r in server.requests[:3]}) == 1
 
 
 async def test_url_path_prefix_and_query_parameters_are_kept(server: FakePromHTTP) -> None:
