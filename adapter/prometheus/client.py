@@ -1,13 +1,16 @@
-"""aiohttp implementation of `PrometheusAPI`.
+"""The HTTP implementation of `PrometheusAPI`.
 
-One pooled `ClientSession` per client. Instant queries go as GET, or as a form POST when the URL
+Instant queries, the call every metrics request makes, go over `http1`'s keep-alive pool (a third
+of aiohttp's client CPU per call, measured); series reads, health and anything `http1` does not
+cover (user info in the URL, compressed answers asked for, a redirect) over one pooled aiohttp
+`ClientSession`. Instant queries go as GET, or as a form POST when the URL
 would exceed `max_get_url_length` (or `--prometheus-verb=POST`, or after an HTTP 414). Series
 reads are always POSTed (selectors can be long) and decoded as a stream. Every call has a
 deadline that is also sent to Prometheus as `timeout`, so it stops work we no longer wait for.
 Identical queries in flight at the same moment share one HTTP request (singleflight).
 
-Auth: bearer token file (re-read when its mtime/size changes, so rotated service-account
-tokens work), basic auth, CA bundle, client certificate, extra headers (`X-Scope-OrgID`).
+Auth (`credentials`): bearer token file (re-read when its mtime/size changes, so rotated
+service-account tokens work), basic auth, CA bundle, client certificate, extra headers (`X-Scope-OrgID`).
 Every answer is bounded: an instant query's body is read in chunks and refused as soon as it
 passes `--prometheus-max-answer-bytes` (before it is all in memory), then checked against its
 result type (`answers`); a series answer is decoded as a stream (memory bounded by one series at
@@ -19,23 +22,21 @@ Non-goals: retries (the caller decides), range queries, response caching across 
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
-import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiohttp
-import orjson
 from multidict import CIMultiDict
 
-from adapter.prometheus import errors, http1
+from adapter.prometheus import bodies, errors, http1
 from adapter.prometheus.answers import query_samples
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
+from adapter.prometheus.bodies import decode_body
+from adapter.prometheus.credentials import authorization
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
 from adapter.prometheus.settings import PrometheusSettings
-from kubecommon import kubetime
 from kubecommon.lru import LRUCache
 from kubecommon.singleflight import SingleFlight
 
@@ -47,11 +48,9 @@ __all__ = ["SCRAPE_STARTUP_GRACE", "USER_AGENT", "PrometheusClient", "decode_bod
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_CHUNK = 256 * 1024
 # Socket read buffer per response: large enough that a big series answer is not throttled by
 # thousands of pause/resume cycles of the transport (aiohttp's default is 64 KiB).
 _READ_BUFSIZE = 1024 * 1024
-_MAX_ERROR_BODY = 64 * 1024
 #: seconds after its start before a Prometheus' scrapes cover time (5 s discovery throttle plus
 #: scrape intervals up to ~55 s)
 SCRAPE_STARTUP_GRACE = 60.0
@@ -60,35 +59,6 @@ SCRAPE_STARTUP_GRACE = 60.0
 # rest of building the request.
 _MAX_ENCODED_QUERIES = 1024
 USER_AGENT = "prom-autoscaler-adapter"
-
-
-class _FileSecret:
-    """A secret read from a file and re-read when the file changes (mtime, size).
-
-    Kept in the form it is sent (`render` of the file's text, e.g. a whole `Authorization` value),
-    so a request re-renders nothing unless the file changed.
-    """
-
-    def __init__(self, path: str, render: Callable[[str], str]) -> None:
-        self._path = path
-        self._render = render
-        self._stamp: tuple[int, int] | None = None
-        self._value = ""
-
-    def get(self) -> str:
-        try:
-            st = os.stat(self._path)
-        except OSError as exc:
-            if self._stamp is not None:
-                return self._value  # keep the last good secret while a rotation is in progress
-            raise errors.PrometheusError(f"cannot read credential file {self._path}: {exc}") from None
-        stamp = (st.st_mtime_ns, st.st_size)
-        if stamp != self._stamp:
-            with open(self._path, encoding="utf-8") as fh:
-                # Token files usually end with a newline that is not part of the token.
-                self._value = self._render(fh.read().strip())
-            self._stamp = stamp
-        return self._value
 
 
 class PrometheusClient:
@@ -103,7 +73,7 @@ class PrometheusClient:
         # front of every API call's, encoded once here.
         self._endpoint = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
         self._base_query = urlencode(parse_qsl(parts.query, keep_blank_values=True))
-        self._authorization = _authorization(settings)
+        self._authorization = authorization(settings)
         # Every call has the same deadline (`--prometheus-timeout`): its two forms are built once.
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout)
         self._timeout_param = _fmt_seconds(settings.timeout)
@@ -181,8 +151,8 @@ class PrometheusClient:
 
         async def read(resp: aiohttp.ClientResponse) -> int:
             if resp.status != 200:
-                self.raise_for_document(path, resp.status, await _read_error_body(resp))
-            async for chunk in resp.content.iter_chunked(_CHUNK):
+                self.raise_for_document(path, resp.status, await bodies.read_error_body(resp))
+            async for chunk in resp.content.iter_chunked(bodies.CHUNK):
                 decoder.feed(chunk)
             document = decoder.finish()
             if document is None:
@@ -211,11 +181,11 @@ class PrometheusClient:
         cannot be reached is not ready.
         """
         try:
-            ready = await self._request("/-/ready", "", _ready_from_status, get_only=True)
+            ready = await self._request("/-/ready", "", bodies.ready_from_status, get_only=True)
             if ready is False:
                 return BackendHealth(ready=False)
-            started = await self._request("/api/v1/status/runtimeinfo", "", _status_field(
-                lambda data: _rfc3339(data.get("startTime"))), get_only=True)
+            started = await self._request("/api/v1/status/runtimeinfo", "", bodies.status_field(
+                lambda data: bodies.rfc3339(data.get("startTime"))), get_only=True)
         except errors.PrometheusError as err:
             log.info("prometheus health: %s", err)
             return BackendHealth(ready=False)
@@ -239,8 +209,8 @@ class PrometheusClient:
         """An instant query through aiohttp's client (which follows redirects)."""
         async def read(resp: aiohttp.ClientResponse) -> list[Sample]:
             if resp.status != 200:  # raise_for_document raises for every status but 200
-                self.raise_for_document(path, resp.status, await _read_error_body(resp))
-            raw = await _read_limited(resp, self.settings.max_answer_bytes, path, promql)
+                self.raise_for_document(path, resp.status, await bodies.read_error_body(resp))
+            raw = await bodies.read_limited(resp, self.settings.max_answer_bytes, path, promql)
             # the body is passed in, not closed over: a cell holding `raw` outlived a failed call in a
             # reference cycle with its traceback (tests/unit/adapter/server/test_failure_memory.py)
             return query_samples(raw, path, lambda body: self.raise_for_document(path, 200, decode_body(body)))
@@ -271,7 +241,7 @@ class PrometheusClient:
                 raise errors.PrometheusBadResponse(f"broken answer: {exc}", path=path) from None
             except http1.BodyTooLarge as exc:
                 if exc.status == 200:
-                    raise _too_large(limit, path, promql) from None
+                    raise bodies.too_large(limit, path, promql) from None
                 self.raise_for_document(path, exc.status, "")
             except ValueError as exc:  # a credential file whose text holds a line break
                 raise errors.PrometheusError(f"cannot send the request: {exc}", path=path) from None
@@ -285,7 +255,7 @@ class PrometheusClient:
                 await exchange.close()
                 return await self._session_query(path, params, promql)
             if answer.status != 200:
-                self.raise_for_document(path, answer.status, decode_body(answer.body[:_MAX_ERROR_BODY]))
+                self.raise_for_document(path, answer.status, decode_body(answer.body[:bodies.MAX_ERROR_BODY]))
             return query_samples(answer.body, path,
                                  lambda body: self.raise_for_document(path, 200, decode_body(body)))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -379,85 +349,6 @@ def _instant_query_exchange(url: str, headers: CIMultiDict[str], ssl_context: An
                               ssl_context=ssl_context, headers=list(headers.items()),
                               max_connections=max_connections)
     except ValueError:  # a header aiohttp would refuse too: let it say so
-        return None
-
-
-def _authorization(settings: PrometheusSettings) -> _FileSecret | None:
-    """The `Authorization` header's source: the bearer token file wins over basic auth."""
-    if settings.token_file:
-        return _FileSecret(settings.token_file, lambda token: f"Bearer {token}")
-    if settings.basic_auth_password_file:
-        user = settings.basic_auth_username or ""
-        return _FileSecret(
-            settings.basic_auth_password_file,
-            lambda password: "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
-    return None
-
-
-async def _read_limited(resp: aiohttp.ClientResponse, limit: int, path: str, promql: str) -> bytes:
-    """The whole body, refused as soon as it passes `limit` bytes: never more than that in memory."""
-    if resp.content_length is not None and resp.content_length > limit:
-        raise _too_large(limit, path, promql)
-    chunks: list[bytes] = []
-    total = 0
-    async for chunk in resp.content.iter_chunked(_CHUNK):
-        total += len(chunk)
-        if total > limit:
-            raise _too_large(limit, path, promql)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _too_large(limit: int, path: str, promql: str) -> errors.PrometheusAnswerTooLarge:
-    return errors.PrometheusAnswerTooLarge(
-        f"answer larger than {limit} bytes (--prometheus-max-answer-bytes) for query {promql[:2000]}",
-        path=path, problem=f"Prometheus answered more than {_bytes(limit)} for one query "
-                           "(--prometheus-max-answer-bytes); narrow the rule's query or raise the limit")
-
-
-def _bytes(count: int) -> str:
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if count >= size and count % size == 0:
-            return f"{count // size} {unit}"
-    return f"{count} bytes"
-
-
-async def _read_error_body(resp: aiohttp.ClientResponse) -> Any:
-    return decode_body(await resp.content.read(_MAX_ERROR_BODY))
-
-
-def decode_body(raw: bytes) -> Any:
-    """The JSON document, or the start of a non-JSON body as text for the error message."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return raw[:500].decode(errors="replace")
-
-
-async def _ready_from_status(resp: aiohttp.ClientResponse) -> bool | None:
-    """200: ready; 404/405: the backend has no such endpoint (unknown); anything else: not ready."""
-    await resp.content.read(_MAX_ERROR_BODY)
-    if resp.status in (404, 405):
-        return None
-    return resp.status == 200
-
-
-def _status_field(pick: Callable[[Mapping[str, Any]], float | None],
-                  ) -> Callable[[aiohttp.ClientResponse], Awaitable[float | None]]:
-    """Reader of a `/api/v1/status/*` document: `pick(data)`, or None when absent or garbled."""
-    async def read(resp: aiohttp.ClientResponse) -> float | None:
-        body = decode_body(await resp.content.read(_MAX_ERROR_BODY))
-        if resp.status != 200 or not isinstance(body, Mapping) or not isinstance(body.get("data"), Mapping):
-            return None
-        return pick(body["data"])
-    return read
-
-
-def _rfc3339(text: Any) -> float | None:
-    """A Go `time.Time` in JSON (RFC 3339, `kubecommon.kubetime`) as epoch seconds; None when not one."""
-    try:
-        return kubetime.parse_time(text)
-    except kubetime.TimeError:
         return None
 
 
