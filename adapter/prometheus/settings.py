@@ -64,6 +64,8 @@ class PrometheusSettings:
     # Longer GET URLs are sent as POST: proxies in front of Prometheus commonly cap request
     # lines at 4-8 KiB (HTTP 414, crane#907 in the spec's pain points).
     max_get_url_length: int = 4096
+    #: Connections to Prometheus at once, per pool: instant queries (`http1`) have one, series
+    #: reads and health checks (aiohttp) the other.
     max_connections: int = 64
     #: Largest instant-query answer read (bytes). An answer decodes to ~10x its size in Python
     #: objects: 16 MiB (~130k samples) keeps a replica inside the chart's 512Mi memory limit
