@@ -1,21 +1,22 @@
 """A lean HTTP/1.1 client for the adapter's hottest call: one instant query per metrics request.
 
 Why not aiohttp's `ClientSession` here (it still makes every other call: series reads, health):
-measured on the same uvloop loop against the same Prometheus, a 100-sample instant query costs
-aiohttp's client 620-730 µs of CPU per call and this client 263 µs; inside the adapter a 100-pod
-custom-metrics request drops from 2.2 to 1.75 ms of CPU and its p50 by about 0.5 ms
-(`python -m hack.bench.adapter_latency`). aiohttp spends the difference on what this call never
-needs: URL objects and re-quoting, cookie jars, tracing hooks, redirect and proxy machinery, a task
-per response payload.
+measured on the same uvloop loop against the same Prometheus, a 100-sample instant query's
+exchange costs aiohttp's client 620-730 µs of CPU and this client about 214 µs, and
+`PrometheusClient.query` (with the answer's decoding) 788 µs against 420 µs. In
+`python -m hack.bench.adapter_latency` the adapter's CPU per request under load fell from 1.73 to
+1.29 ms. aiohttp spends the difference on what this call never needs: URL objects and
+re-quoting, cookie jars, tracing hooks, redirect and proxy machinery, a task per response payload.
 
 What it does: keep-alive connections over asyncio streams (TLS from the caller's `SSLContext`),
-at most `max_connections` exchanges at once, idle connections closed after `IDLE_SECONDS`; GET or
-form POST; bodies framed by Content-Length, chunked or connection close; a byte limit enforced
-while reading (never more than the limit in memory); gzip/deflate answers decoded within the same
-limit; one deadline per exchange, after which the connection is dropped. A request that fails on a
-reused connection before any answer arrives (the server had closed it while idle) is sent again
-once on a new connection: instant queries are reads. Redirects are returned as answers (the
-caller hands them to aiohttp, which follows them).
+at most `max_connections` exchanges at once, a connection idle longer than `IDLE_SECONDS` closed
+instead of reused (when the pool next looks at it); GET or form POST; bodies framed by
+Content-Length, chunked or connection close; a byte limit enforced while reading (never more than
+the limit in memory); gzip/deflate answers decoded within the same limit; one deadline per
+exchange, after which the connection is dropped. A request that fails on a reused connection
+before any answer arrives (the server had closed it while idle) is sent again once on a new
+connection: instant queries are reads. Redirects are returned as answers (the caller hands them
+to aiohttp, which follows them).
 
 Non-goals: proxies, HTTP/2, request bodies other than forms, response streaming.
 """
