@@ -29,10 +29,16 @@ pods from its watch cache). Then it measures, from one aiohttp client with keep-
   the namespace and filters against its cache instead of a 2,000-name regex), next to that
   namespace query and the 2,000-name regex query sent straight to Prometheus.
 
-Bars (issue #12): adapter throughput with a query per worker ≥ 0.9× direct Prometheus; adapter
-100-pod p50 ≤ 1.15× the zero-work TLS proxy's; adapter 2,000-pod p50 ≤ 1.2× the direct namespace
-query's. Exit status 1 when a bar is missed. `--py-spy DIR` then records the adapter and the
-floor proxy under each load with py-spy (speedscope files and a top-functions summary per load).
+Then the throughput with a query per worker once more with Prometheus on a CPU of its own and
+every other process on the rest (`hack.bench.process_cpu.CpuLayout`; machines with two CPUs or
+more), as in a cluster where Prometheus is its own pod.
+
+Bars (issue #12): adapter throughput with a query per worker ≥ 0.9× direct Prometheus, with
+Prometheus on its own CPU (sharing the CPUs, the ratio measures how two CPU-bound processes share
+a core: it is printed as context); adapter 100-pod p50 ≤ 1.15× the zero-work TLS proxy's; adapter
+2,000-pod p50 ≤ 1.2× the direct namespace query's. Exit status 1 when a bar is missed.
+`--py-spy DIR` then records the adapter and the floor proxy under each load with py-spy
+(speedscope files and a top-functions summary per load).
 """
 
 from __future__ import annotations
@@ -64,7 +70,7 @@ from hack.stack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
 from hack.stack.sample_exporter import FakePod, SampleExporter  # noqa: E402
 from hack.bench.floor_proxy import FloorProxy  # noqa: E402
 from hack.bench.adapter_profile import profile_loads  # noqa: E402
-from hack.bench.process_cpu import CpuMeter, PySpy  # noqa: E402
+from hack.bench.process_cpu import CpuLayout, CpuMeter, PySpy  # noqa: E402
 from kubecommon import tls  # noqa: E402
 
 METRIC = "http_requests_per_second"
@@ -218,7 +224,7 @@ class Targets:
 
 
 async def _measure(targets: Targets, args: argparse.Namespace, meter: CpuMeter,
-                   spies: dict[str, PySpy]) -> dict[str, Any]:
+                   spies: dict[str, PySpy], layout: CpuLayout) -> dict[str, Any]:
     ctx = tls.client_ssl_context(insecure=True)  # a self-signed serving cert for the Service name
     headers = {"Authorization": f"Bearer {targets.token}", "Accept": "application/json"}
     base = f"{targets.adapter_url}/apis/custom.metrics.k8s.io/v1beta1/namespaces"
@@ -267,6 +273,11 @@ async def _measure(targets: Targets, args: argparse.Namespace, meter: CpuMeter,
                                 for sel in own]}
         await _rates(own_loads, 1.0, 1, meter)  # warm-up: a connection per worker everywhere
         rates = await _rates(own_loads, args.seconds, args.rounds, meter)
+        if layout.can_separate:  # the same loads with Prometheus on a CPU of its own
+            with layout.apart():
+                await _rates(own_loads, 1.0, 1, meter)
+                rates |= {f"{name}_apart": rate for name, rate in
+                          (await _rates(own_loads, args.seconds, args.rounds, meter)).items()}
         rates |= await _rates({"direct_100": [direct_small] * args.concurrency,
                                "adapter_100": [adapter_small] * args.concurrency}, args.seconds, 1, meter)
         if spies:
@@ -285,21 +296,34 @@ def _report(result: dict[str, Any], args: argparse.Namespace) -> bool:
     processes = list(next(iter(rates.values())).cpu_ms)
     print(f"throughput at concurrency {args.concurrency}, {args.seconds:g}s each (requests/s; CPU ms per request)")
     print(f"  {'':<30} {'req/s':>8}  " + "  ".join(f"{p:>10}" for p in processes))
+    apart = "adapter_100_own_apart" in rates
     for name, label in (("direct_100_own", "direct, a query per worker"),
                         ("floor_100_own", "floor, a query per worker"),
                         ("adapter_100_own", "adapter, a query per worker"),
-                        ("direct_100", "direct, the same request"), ("adapter_100", "adapter, the same request")):
+                        ("direct_100", "direct, the same request"), ("adapter_100", "adapter, the same request"),
+                        *((("direct_100_own_apart", "direct, Prometheus on its CPU"),
+                           ("floor_100_own_apart", "floor, Prometheus on its CPU"),
+                           ("adapter_100_own_apart", "adapter, Prometheus on its CPU")) if apart else ())):
         rate = rates[name]
         print(f"  {label:<30} {rate.per_second:8.1f}  " + "  ".join(f"{rate.cpu_ms[p]:10.3f}" for p in processes))
+    # The throughput bar asks whether the adapter limits what Prometheus can serve. With every
+    # process sharing the machine's CPUs it measures instead how two CPU-bound processes share a
+    # core (the zero-work proxy alone stays near 0.75 there), so it is judged with Prometheus on a
+    # CPU of its own, as in a cluster where Prometheus is its own pod; the shared figure is context.
+    own = "_own_apart" if apart else "_own"
     checks = [
-        ("adapter / direct throughput, a query per worker (c=16)",
-         rates["adapter_100_own"].per_second / rates["direct_100_own"].per_second, ">=", 0.9),
+        (f"adapter / direct throughput, a query per worker (c=16){', Prometheus on its CPU' if apart else ''}",
+         rates[f"adapter_100{own}"].per_second / rates[f"direct_100{own}"].per_second, ">=", 0.9),
         ("adapter p50 / zero-work TLS proxy p50, 100 pods", lat["adapter_100"].p50_ms / lat["floor_100"].p50_ms,
          "<=", 1.15),
         ("adapter p50 / direct namespace query p50, 2,000 pods",
          lat["adapter_2000"].p50_ms / lat["direct_2000"].p50_ms, "<=", 1.2),
     ]
     context = [
+        ("adapter / direct throughput, a query per worker, CPUs shared",
+         rates["adapter_100_own"].per_second / rates["direct_100_own"].per_second),
+        *((("zero-work TLS proxy / direct throughput, Prometheus on its CPU",
+            rates["floor_100_own_apart"].per_second / rates["direct_100_own_apart"].per_second),) if apart else ()),
         ("zero-work TLS proxy / direct throughput, a query per worker",
          rates["floor_100_own"].per_second / rates["direct_100_own"].per_second),
         ("adapter / zero-work TLS proxy throughput, a query per worker",
@@ -397,8 +421,10 @@ def main(argv: list[str] | None = None) -> int:
             pids = {"adapter": adapter.proc.pid, "prometheus": prometheus.pid, "floor": floor.pid,
                     "client": os.getpid()}
             spies = {name: PySpy(Path(args.py_spy), pids[name]) for name in ("adapter", "floor")} if args.py_spy else {}
+            layout = CpuLayout({**pids, "standin": standin.pid}, alone="prometheus")
             result = asyncio.run(_measure(Targets(adapter_url=adapter.url, prometheus_url=prometheus.url,
-                                                  floor_url=floor.url, token=token), args, CpuMeter(pids), spies))
+                                                  floor_url=floor.url, token=token), args, CpuMeter(pids), spies,
+                                          layout))
         finally:
             if floor is not None:
                 floor.stop()

@@ -14,6 +14,10 @@ py-spy samples wall time of the running thread: a process that wakes a peer with
 on a loaded machine is often descheduled inside that write, so write calls collect samples that
 are not CPU (on this benchmark the adapter's system CPU stayed under 10% of its total). Read the
 areas as shares of the other samples.
+`CpuLayout` runs a phase with Prometheus on a CPU of its own, as in a cluster where it is its own
+pod: then a throughput ratio says whether the adapter limits what Prometheus can serve, not how
+two processes share a core.
+
 Benchmark-only: nothing in the product imports it. Linux only.
 """
 
@@ -54,6 +58,44 @@ class CpuMeter:
         yield used
         used.update({name: cpu_seconds(pid) - before[name] for name, pid in self.pids.items()})
         used["wall"] = time.perf_counter() - started
+
+
+class CpuLayout:
+    """Which CPUs the benchmark's processes may run on: all of them shared (the default), or one
+    CPU for Prometheus alone and the rest for every other process (`apart`).
+
+    Affinity is per thread on Linux, so every thread of each process is pinned (threads started
+    later inherit it from the thread that starts them: a Go runtime's or the adapter's).
+    """
+
+    def __init__(self, pids: Mapping[str, int], *, alone: str) -> None:
+        self.pids = dict(pids)
+        self.alone = alone
+        self.cpus = sorted(os.sched_getaffinity(0))
+
+    @property
+    def can_separate(self) -> bool:
+        return len(self.cpus) >= 2
+
+    @contextmanager
+    def apart(self) -> Iterator[None]:
+        """`alone` on the first CPU, every other process on the rest, for the `with` block."""
+        first, rest = {self.cpus[0]}, set(self.cpus[1:])
+        try:
+            for name, pid in self.pids.items():
+                _pin(pid, first if name == self.alone else rest)
+            yield
+        finally:
+            for pid in self.pids.values():
+                _pin(pid, set(self.cpus))
+
+
+def _pin(pid: int, cpus: set[int]) -> None:
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except ProcessLookupError:
+            pass  # a thread that ended meanwhile
 
 
 class PySpy:

@@ -129,6 +129,11 @@ class StandIn:
         terminate(self._proc)
         self._proc = None
 
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None, "not started"
+        return self._proc.pid
+
     def env(self) -> dict[str, str]:
         return {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
 
