@@ -239,11 +239,9 @@ class PrometheusClient:
                 raise errors.PrometheusUnreachable(str(exc), path=path) from None
             except http1.BrokenAnswer as exc:
                 raise errors.PrometheusBadResponse(f"broken answer: {exc}", path=path) from None
-            except http1.BodyTooLarge as exc:
-                if exc.status == 200:
-                    raise bodies.too_large(limit, path, promql) from None
-                self.raise_for_document(path, exc.status, "")
-            except ValueError as exc:  # a credential file whose text holds a line break
+            except http1.BodyTooLarge:
+                raise bodies.too_large(limit, path, promql) from None
+            except http1.BadHeader as exc:  # a credential file whose text holds a line break
                 raise errors.PrometheusError(f"cannot send the request: {exc}", path=path) from None
             if answer.status == 414 and not post:
                 continue  # URI too long for something in between: retry as POST
@@ -255,7 +253,7 @@ class PrometheusClient:
                 await exchange.close()
                 return await self._session_query(path, params, promql)
             if answer.status != 200:
-                self.raise_for_document(path, answer.status, decode_body(answer.body[:bodies.MAX_ERROR_BODY]))
+                self.raise_for_document(path, answer.status, decode_body(answer.body))  # its first 64 KiB
             return query_samples(answer.body, path,
                                  lambda body: self.raise_for_document(path, 200, decode_body(body)))
         raise AssertionError("unreachable")  # pragma: no cover

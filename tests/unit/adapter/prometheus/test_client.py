@@ -143,6 +143,18 @@ async def test_get_or_post(server: FakePromHTTP, verb: str, query_len: int, expe
     assert req.params["query"] == promql
 
 
+async def test_an_error_answer_longer_than_the_answer_limit_still_names_its_error(server: FakePromHTTP) -> None:
+    """The limit bounds what is read, not what is said: the start of an error document is read."""
+    async def handler(req: Recorded) -> web.StreamResponse:
+        return json_response({"status": "error", "errorType": "timeout", "error": "query timed out",
+                              "padding": "x" * 4096}, status=503)
+
+    server.handler = handler
+    async with client_for(server, max_answer_bytes=1024) as client:
+        with pytest.raises(errors.PrometheusTimeout, match="query timed out"):
+            await client.query("up")  # type: ignore[arg-type]
+
+
 async def test_get_answered_414_is_retried_as_post(server: FakePromHTTP) -> None:
     async def handler(req: Recorded) -> web.StreamResponse:
         if req.method == "GET":

@@ -7,10 +7,12 @@ reference counting frees memory: what is still held after the requests is what a
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
 from aiohttp import web
@@ -44,16 +46,51 @@ def collector_off() -> Iterator[None]:
             gc.enable()
 
 
-@pytest.mark.timeout(60)
-@pytest.mark.usefixtures("collector_off")
-async def test_failed_requests_do_not_keep_prometheus_answers_alive() -> None:
+@asynccontextmanager
+async def undecodable_answers() -> AsyncIterator[str]:
+    """Prometheus (or a proxy) answering 200 with a body that does not decode."""
     async def broken(_: web.Request) -> web.Response:
         return web.Response(body=BROKEN, content_type="application/json")
 
     prometheus_app = web.Application()
     prometheus_app.router.add_route("*", "/{tail:.*}", broken)
-    async with TestServer(prometheus_app, host="127.0.0.1") as prometheus_server:
-        client = PrometheusClient(PrometheusSettings(url=str(prometheus_server.make_url("")).rstrip("/")))
+    async with TestServer(prometheus_app, host="127.0.0.1") as server:
+        yield str(server.make_url("")).rstrip("/")
+
+
+@asynccontextmanager
+async def answers_cut_short() -> AsyncIterator[str]:
+    """A 200 answer that announces more bytes than it sends before the connection closes: the
+    bytes received are on the client's read error until it is dropped."""
+    whole = BROKEN + b"]}}"
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                         % (len(whole) + 100, whole))
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    finally:
+        server.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.usefixtures("collector_off")
+@pytest.mark.parametrize(("prometheus", "status", "reason"), [
+    pytest.param(undecodable_answers, 500, "InternalError", id="a 200 answer that does not decode"),
+    pytest.param(answers_cut_short, 503, "ServiceUnavailable", id="a 200 answer cut short"),
+])
+async def test_failed_requests_do_not_keep_prometheus_answers_alive(
+        prometheus: Callable[[], AbstractAsyncContextManager[str]], status: int, reason: str) -> None:
+    async with prometheus() as prometheus_url:
+        client = PrometheusClient(PrometheusSettings(url=prometheus_url))
         await client.start()
         try:
             telemetry, snapshot = Telemetry(), registry()
@@ -70,7 +107,7 @@ async def test_failed_requests_do_not_keep_prometheus_answers_alive() -> None:
                     for _ in range(40):
                         response = await adapter.get(URL)
                         body = await response.json()
-                        assert (response.status, body["reason"]) == (500, "InternalError")
+                        assert (response.status, body["reason"]) == (status, reason)
                     held, _peak = tracemalloc.get_traced_memory()
                 finally:
                     tracemalloc.stop()
