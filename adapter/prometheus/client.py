@@ -231,7 +231,8 @@ class PrometheusClient:
                 answer = await exchange.request(
                     "POST" if post else "GET", self._target_prefix + path if post
                     else f"{self._target_prefix}{path}?{encoded}", headers=headers,
-                    body=encoded.encode() if post else None, max_body=limit, timeout=self.settings.timeout)
+                    body=encoded.encode() if post else None, max_body=limit,
+                    max_error_body=bodies.MAX_ERROR_BODY, timeout=self.settings.timeout)
             except asyncio.TimeoutError:
                 raise errors.PrometheusTimeout(
                     f"no answer within {self.settings.timeout:g}s", path=path) from None

@@ -45,8 +45,6 @@ __all__ = ["Answer", "BadHeader", "BodyTooLarge", "BrokenAnswer", "Exchange", "I
 IDLE_SECONDS = 15.0
 #: the longest status line plus header block accepted (Go's net/http serves at most 1 MiB)
 _MAX_HEAD = 1024 * 1024
-#: how much of an answer other than 200 is read: enough for any error document's message
-MAX_ERROR_BODY = 64 * 1024
 #: informational answers (103 Early Hints) accepted before the real one
 _MAX_INFORMATIONAL = 8
 _READ = 256 * 1024
@@ -135,8 +133,9 @@ class Exchange:
         self._closed = False
 
     async def request(self, method: str, target: str, *, headers: dict[str, str], body: bytes | None,
-                      max_body: int, timeout: float, max_error_body: int = MAX_ERROR_BODY) -> Answer:
-        """One exchange within `timeout` seconds (asyncio.TimeoutError after it)."""
+                      max_body: int, max_error_body: int, timeout: float) -> Answer:
+        """One exchange within `timeout` seconds (asyncio.TimeoutError after it); a 200 answer's
+        body may hold `max_body` bytes, any other's is cut at `max_error_body`."""
         message = self._message(method, target, headers, body)
         limits = (max_body, max_error_body)
         async with asyncio.timeout(timeout), self._slots:  # waiting for a slot counts too

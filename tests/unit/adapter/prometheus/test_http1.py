@@ -98,13 +98,13 @@ def exchange(server: RawServer, max_connections: int = 8,
 async def get(pool: http1.Exchange, *, max_body: int = 1 << 20, timeout: float = 5.0,
               headers: dict[str, str] | None = None) -> http1.Answer:
     return await pool.request("GET", "/api/v1/query?query=up", headers=headers or {}, body=None,
-                              max_body=max_body, timeout=timeout)
+                              max_body=max_body, max_error_body=max_body, timeout=timeout)
 
 
 async def test_the_request_is_http11_with_host_and_the_fixed_headers(server: RawServer) -> None:
     pool = exchange(server)
     answer = await pool.request("POST", "/prefix/api/v1/query", headers={"Authorization": "Bearer t"},
-                                body=b"query=up", max_body=100, timeout=5)
+                                body=b"query=up", max_body=100, max_error_body=100, timeout=5)
     assert (answer.status, answer.body) == (200, b"ok")
     assert server.heads[0] == (f"POST /prefix/api/v1/query HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
                                "Accept-Encoding: identity\r\nAuthorization: Bearer t\r\n"
