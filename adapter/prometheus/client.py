@@ -221,10 +221,10 @@ class PrometheusClient:
                                promql: str) -> list[Sample]:
         """An instant query through `http1` (the same verb choice, 414 fallback, deadline, byte
         limit and error types as `_request`); a redirect goes to aiohttp, which follows it."""
-        encoded = f"{self._base_query}&{params}" if self._base_query else params
+        encoded = self._with_base_query(params)
         limit = self.settings.max_answer_bytes
         headers = self._auth_headers()
-        for post in ((True,) if self._post(path, encoded) else (False, True)):
+        for post in self._verbs(path, encoded):
             if post:
                 headers["Content-Type"] = "application/x-www-form-urlencoded"
             try:
@@ -234,8 +234,7 @@ class PrometheusClient:
                     body=encoded.encode() if post else None, max_body=limit,
                     max_error_body=bodies.MAX_ERROR_BODY, timeout=self.settings.timeout)
             except asyncio.TimeoutError:
-                raise errors.PrometheusTimeout(
-                    f"no answer within {self.settings.timeout:g}s", path=path) from None
+                raise self._timed_out(path) from None
             except http1.Unreachable as exc:
                 raise errors.PrometheusUnreachable(str(exc), path=path) from None
             except http1.BrokenAnswer as exc:
@@ -259,10 +258,21 @@ class PrometheusClient:
                                  lambda body: self.raise_for_document(path, 200, decode_body(body)))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _post(self, path: str, encoded: str, *, force_post: bool = False, get_only: bool = False) -> bool:
-        """Whether a call goes as a form POST: asked for, or its GET URL would be too long."""
-        return not get_only and (force_post or self.settings.verb == "POST" or
-                                 len(self._endpoint) + len(path) + 1 + len(encoded) > self.settings.max_get_url_length)
+    def _with_base_query(self, params: str) -> str:
+        """A call's form-encoded parameters with `--prometheus-url`'s own in front."""
+        return f"{self._base_query}&{params}" if self._base_query else params
+
+    def _verbs(self, path: str, encoded: str, *, force_post: bool = False,
+               get_only: bool = False) -> tuple[bool, ...]:
+        """The attempts of a call, True for a form POST: POST alone when asked for or when the GET
+        URL would be too long, else GET and, if something in between answers 414, POST."""
+        if not get_only and (force_post or self.settings.verb == "POST" or len(self._endpoint) + len(path) + 1
+                             + len(encoded) > self.settings.max_get_url_length):
+            return (True,)
+        return (False, True)
+
+    def _timed_out(self, path: str) -> errors.PrometheusTimeout:
+        return errors.PrometheusTimeout(f"no answer within {self.settings.timeout:g}s", path=path)
 
     async def _request(
         self, path: str, params: str, read: Callable[[aiohttp.ClientResponse], Awaitable[T]],
@@ -272,11 +282,10 @@ class PrometheusClient:
         if self._session is None:
             raise errors.PrometheusError("client not started", path=path)
         url = self._endpoint + path
-        encoded = f"{self._base_query}&{params}" if self._base_query else params
-        post = self._post(path, encoded, force_post=force_post, get_only=get_only)
+        encoded = self._with_base_query(params)
         headers = self._auth_headers()
         try:
-            for attempt_post in ((True,) if post else (False, True)):
+            for attempt_post in self._verbs(path, encoded, force_post=force_post, get_only=get_only):
                 if attempt_post:
                     headers["Content-Type"] = "application/x-www-form-urlencoded"
                     ctx = self._session.post(url, data=encoded, headers=headers,
@@ -290,8 +299,7 @@ class PrometheusClient:
                     return await read(resp)
             raise AssertionError("unreachable")  # pragma: no cover
         except asyncio.TimeoutError:
-            raise errors.PrometheusTimeout(
-                f"no answer within {self.settings.timeout:g}s", path=path) from None
+            raise self._timed_out(path) from None
         except aiohttp.ClientConnectionError as exc:
             raise errors.PrometheusUnreachable(f"{type(exc).__name__}: {exc}", path=path) from None
         except aiohttp.ClientPayloadError as exc:
