@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from adapter.config.load import load_config
@@ -163,3 +164,18 @@ async def test_long_name_list_goes_as_post(client: PrometheusClient) -> None:
     names = [f"web-7d9f8-{i:05d}" for i in range(1500)] + SHOP_PODS
     rates = await custom_values(client, registry, PODS, "http_requests", "shop", names)
     assert set(rates) == set(SHOP_PODS)
+
+
+async def test_a_chunked_answer_from_the_real_prometheus_is_read_whole(prometheus: LocalPrometheus,
+                                                                       client: PrometheusClient) -> None:
+    """Go's net/http frames an answer over its 4 KiB buffer as chunked: the instant-query client
+    (`adapter.prometheus.http1`) reads every chunk, and the next query goes on the kept connection."""
+    promql = '{__name__=~".+", __name__!~".*test.*"}'  # every series but other tests' short-lived ones
+    async with aiohttp.ClientSession() as session, session.get(
+            f"{prometheus.url}/api/v1/query", params={"query": promql},
+            headers={"Accept-Encoding": "identity"}) as resp:
+        assert resp.headers.get("Transfer-Encoding") == "chunked"
+        expected = {tuple(sorted(s["metric"].items())) for s in (await resp.json())["data"]["result"]}
+    samples = await client.query(promql)  # type: ignore[arg-type]
+    assert {tuple(sorted(s.labels.items())) for s in samples} == expected
+    assert [s.value for s in await client.query("vector(1)")] == [1.0]  # type: ignore[arg-type]
