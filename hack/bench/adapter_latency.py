@@ -65,7 +65,8 @@ import aiohttp  # noqa: E402
 import yaml  # noqa: E402
 
 from hack.stack import metrics_stack  # noqa: E402
-from hack.stack.local_prometheus import LocalPrometheus, free_port  # noqa: E402
+from hack.stack.local_prometheus import LocalPrometheus  # noqa: E402
+from hack.stack.processes import free_port  # noqa: E402
 from hack.stack.sample_exporter import FakePod, SampleExporter  # noqa: E402
 from hack.bench.floor_proxy import FloorProxy  # noqa: E402
 from hack.bench.adapter_profile import profile_loads  # noqa: E402

@@ -45,7 +45,7 @@ from typing import Any
 import yaml
 
 from hack.stack.controller_stack import parse_metrics, wait_until
-from hack.stack.local_prometheus import free_port
+from hack.stack.processes import free_port
 from hack.stack.processes import log_tail, spawn_logged, spawn_until_line, terminate
 
 REPO = Path(__file__).resolve().parents[2]

@@ -34,7 +34,7 @@ import orjson
 import uvloop
 from aiohttp import web
 
-from hack.stack.local_prometheus import free_port
+from hack.stack.processes import free_port
 from hack.stack.processes import log_tail, spawn_logged, terminate
 from kubecommon import kubetime, tls
 from kubecommon.quantity import format_milli

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from hack.stack import metrics_stack
-from hack.stack.local_prometheus import LocalPrometheus, free_port
+from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.processes import free_port
 from hack.stack.sample_exporter import FakePod, SampleExporter, populate_demo
 
 __all__ = ["Then", "run_phase2"]

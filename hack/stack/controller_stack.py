@@ -41,7 +41,8 @@ import yaml
 
 from hack.stack import metrics_stack
 from hack.stack.api_proxy import ApiProxy
-from hack.stack.local_prometheus import LocalPrometheus, free_port
+from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.processes import free_port
 from hack.stack.processes import log_tail, spawn_logged, terminate
 from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity

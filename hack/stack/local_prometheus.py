@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,9 +28,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hack.stack.processes import log_tail, spawn_logged, terminate
+from hack.stack.processes import free_port, log_tail, spawn_logged, terminate
 
-__all__ = ["PROMETHEUS_BINARY", "LocalPrometheus", "PrometheusNotInstalled", "free_port"]
+__all__ = ["PROMETHEUS_BINARY", "LocalPrometheus", "PrometheusNotInstalled"]
 
 PROMETHEUS_BINARY = os.environ.get("PROMETHEUS_BINARY", "/usr/bin/prometheus")
 INSTALL_HINT = (
@@ -60,13 +59,6 @@ def _die_with_parent_fn() -> Callable[[], None] | None:
         libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
     return preexec
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class LocalPrometheus:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hack.stack.adapter_child import AdapterChild
-from hack.stack.local_prometheus import free_port
+from hack.stack.processes import free_port
 from hack.stack.processes import spawn_until_line, terminate
 from hack.stack.sample_exporter import FakePod
 

@@ -10,14 +10,16 @@ then SIGKILL, and show the log tail when it fails to start.
 from __future__ import annotations
 
 import queue
+import random
 import signal
+import socket
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["log_tail", "spawn_logged", "spawn_until_line", "terminate"]
+__all__ = ["free_port", "log_tail", "spawn_logged", "spawn_until_line", "terminate"]
 
 
 def spawn_logged(args: Sequence[str], log_file: Path, *, cwd: Path | None = None,
@@ -89,3 +91,47 @@ def log_tail(log_file: Path, lines: int = 40) -> str:
         return "\n".join(log_file.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+#: where `free_port` looks first: below the kernel's ephemeral range (outgoing connections'
+#: local ports), which starts at 32768 unless the machine says otherwise
+_PICKED_PORTS_FLOOR = 10_000
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago, for a child process to listen on.
+
+    Picked at random below the kernel's ephemeral range when there is room: a port the kernel
+    hands out (bind to port 0) is also what it hands to the next outgoing connection, so between
+    this call and the child's bind, any client in the test run could take it as its local port
+    and the child fails with "address already in use". Outside that range only another
+    `free_port` caller can collide, one chance in tens of thousands.
+    """
+    low = _ephemeral_low()
+    if low - _PICKED_PORTS_FLOOR >= 1000:
+        chooser = random.SystemRandom()
+        for _ in range(64):
+            port = chooser.randrange(_PICKED_PORTS_FLOOR, low)
+            if _bindable(port):
+                return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (32768 where it cannot be read)."""
+    try:
+        return int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True

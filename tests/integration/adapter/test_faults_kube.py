@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from kubecommon.kube.reviews import REVIEW_DEADLINE
-from hack.stack.local_prometheus import LocalPrometheus, free_port
+from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.processes import free_port
 from kubecommon.kube.cache import RELIST_AFTER_OUTAGE
 from tests.fixtures.adapter import start_adapter
 from tests.fixtures.standin import StandIn, start_standin

@@ -36,7 +36,7 @@ import pytest
 import yaml
 
 from hack.stack.controller_stack import wait_until
-from hack.stack.local_prometheus import free_port
+from hack.stack.processes import free_port
 from hack.stack.processes import log_tail, spawn_logged, terminate
 from kubecommon.tls import client_ssl_context
 from tests.fixtures.adapter import RunningAdapter

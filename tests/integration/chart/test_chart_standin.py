@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.stack.local_prometheus import free_port
+from hack.stack.processes import free_port
 from tests.fixtures.adapter import RunningAdapter
 from tests.fixtures.prometheus import LocalPrometheus
 from tests.fixtures.standin import StandIn, start_standin

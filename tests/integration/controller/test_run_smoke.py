@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from hack.stack.processes import free_port
 from kubecommon import tls
 from kubecommon.tls import client_ssl_context
 from tests.fixtures.standin import StandIn
@@ -34,12 +34,6 @@ from tests.paths import REPO
 CRD = REPO / "charts" / "prom-autoscaler" / "crds" / "promautoscalers.yaml"
 PAS = "promautoscalers.autoscaling.prom-autoscaler.io"
 _UNVERIFIED = client_ssl_context(insecure=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _eventually(check: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -89,7 +83,7 @@ def controller(request: pytest.FixtureRequest, kube_standin: StandIn, standin_na
     kube_standin.kubectl("apply", "-f", str(CRD))
     _eventually(lambda: kube_standin.kubectl("get", PAS, "-n", standin_namespace, check=False).returncode == 0,
                 20, "the CRD served")
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "controller.log").open("wb")
     env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
     proc = subprocess.Popen([sys.executable, "-m", "controller", "--kubeconfig", str(kube_standin.kubeconfig),

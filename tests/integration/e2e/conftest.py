@@ -22,7 +22,8 @@ from hack.stack.controller_stack import wait_until
 import yaml
 
 from hack.stack import metrics_stack
-from hack.stack.local_prometheus import LocalPrometheus, free_port
+from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.processes import free_port
 from hack.stack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo
 
 WARM_QUERY = '/apis/custom.metrics.k8s.io/v1beta1/namespaces/shop/pods/*/http_requests_per_second'

@@ -9,7 +9,7 @@ import pytest
 
 from adapter import check_config
 from adapter.__main__ import main as adapter_main
-from hack.stack.local_prometheus import free_port
+from hack.stack.processes import free_port
 from tests.unit.adapter.rules.helpers import compile_text
 
 RULES = """
