@@ -132,6 +132,7 @@ async def _rates(targets: dict[str, list[Request]], seconds: float, rounds: int,
     """Each target for `seconds` in all, in `rounds` interleaved slices (drift hits all alike)."""
     done = dict.fromkeys(targets, 0)
     wall = dict.fromkeys(targets, 0.0)
+    per_round: dict[str, list[float]] = {name: [] for name in targets}
     cpu: dict[str, dict[str, float]] = {name: dict.fromkeys(meter.pids, 0.0) for name in targets}
     for _ in range(rounds):
         for name, calls in targets.items():
@@ -139,9 +140,10 @@ async def _rates(targets: dict[str, list[Request]], seconds: float, rounds: int,
                 count, elapsed = await _throughput(calls, seconds / rounds)
             done[name] += count
             wall[name] += elapsed
+            per_round[name].append(count / elapsed)
             for process in meter.pids:
                 cpu[name][process] += used[process]
-    return {name: Rate(per_second=done[name] / wall[name],
+    return {name: Rate(per_second=done[name] / wall[name], rounds=tuple(per_round[name]),
                        cpu_ms={process: 1000 * used / max(done[name], 1) for process, used in cpu[name].items()})
             for name in targets}
 

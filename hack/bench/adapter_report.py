@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Latency", "Rate", "report"]
+__all__ = ["Latency", "Rate", "report", "round_ratios"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,10 +29,19 @@ class Latency:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rate:
-    """A throughput run: requests/s and the CPU milliseconds each process spent per request."""
+    """A throughput run: requests/s and the CPU milliseconds each process spent per request;
+    `rounds`, the requests/s of each interleaved slice of the run."""
 
     per_second: float
     cpu_ms: dict[str, float]
+    rounds: tuple[float, ...] = ()
+
+
+def round_ratios(numerator: Rate, denominator: Rate) -> list[float]:
+    """The ratio of two runs slice by slice. Their slices alternate (one of each, then the next),
+    so each pair saw the same moment of the machine; the spread of these is the run's own noise
+    (Prometheus' CPU per request moves by a fifth from one slice to the next)."""
+    return [a / b for a, b in zip(numerator.rounds, denominator.rounds, strict=True) if b > 0]
 
 
 def report(result: dict[str, Any], args: argparse.Namespace) -> bool:
@@ -106,4 +115,7 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> bool:
         passed = value <= bar if op == "<=" else value >= bar
         ok &= passed
         print(f"  {label:<60} {value:6.2f}  (bar {op} {bar})  {'PASS' if passed else 'FAIL'}")
+    spread = round_ratios(rates[f"adapter_100{own}"], rates[f"direct_100{own}"])
+    if len(spread) > 1:
+        print(f"  (the throughput ratio slice by slice: {' '.join(f'{r:.2f}' for r in spread)})")
     return ok
