@@ -7,10 +7,39 @@ external_metrics, resource_metrics. The route table is assembled in `adapter.ser
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 
-__all__ = ["compact_json", "json_body", "json_response"]
+from kubecommon.lru import LRUCache
+
+__all__ = ["KEPT_REQUESTS", "ParsedRequests", "compact_json", "json_body", "json_response"]
+
+#: parsed requests kept per handler: an HPA or a KEDA scaler sends the same path and selectors
+#: every sync period
+KEPT_REQUESTS = 1024
+_Key = TypeVar("_Key", bound=tuple[Any, ...])
+_Request = TypeVar("_Request")
+
+
+class ParsedRequests(Generic[_Key, _Request]):
+    """A handler's parsed requests, by the path and query values its `parse` reads (the key holds
+    them in `parse`'s argument order).
+
+    Parsing is pure and its answer immutable, and parsing an HPA's label selector alone costs
+    16-54 µs; a request that fails to parse keeps nothing (it is parsed, and refused, again).
+    """
+
+    def __init__(self, parse: Callable[..., _Request], kept: int = KEPT_REQUESTS) -> None:
+        self._parse = parse
+        self._kept: LRUCache[_Key, _Request] = LRUCache(kept)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def parse(self, key: _Key) -> _Request:
+        return self._kept.get_or_compute(key, lambda: self._parse(*key))
 
 
 def compact_json(document: object) -> bytes:

@@ -13,36 +13,21 @@ from __future__ import annotations
 from aiohttp import web
 
 from adapter.server import params, render_metrics
-from adapter.server.handlers import json_body
+from adapter.server.handlers import ParsedRequests, json_body
 from adapter.services import errors
 from adapter.services.custom_metrics import CustomMetricRequest, CustomMetricsService
 from adapter.services.kinds import normalize_resource
 from kubecommon.fieldselectors import FieldSelector
-from kubecommon.lru import LRUCache
 
-__all__ = ["ENCODER", "KEPT_REQUESTS", "PARSED", "SERVICE", "VERSIONS", "ParsedRequests", "parse_path",
-           "register"]
+__all__ = ["ENCODER", "PARSED", "SERVICE", "VERSIONS", "parse_path", "register"]
 
 VERSIONS = ("v1beta1", "v1beta2")
-#: parsed requests kept per server: an HPA sends the same path and selectors every sync period
-KEPT_REQUESTS = 1024
+#: what `parse_path` reads: (path tail, labelSelector, metricLabelSelector, fieldSelector)
 _RequestKey = tuple[str, str | None, str | None, str | None]
-
-
-class ParsedRequests(LRUCache[_RequestKey, CustomMetricRequest]):
-    """`parse_path` answers by (path tail, labelSelector, metricLabelSelector, fieldSelector).
-
-    Parsing is pure and its answer immutable, and parsing an HPA's label selector alone costs
-    16-54 µs; a request that fails to parse keeps nothing (it is parsed again, and refused again).
-    """
-
-    def parse(self, key: _RequestKey) -> CustomMetricRequest:
-        return self.get_or_compute(key, lambda: parse_path(*key))
-
 
 SERVICE = web.AppKey("custom_metrics_service", CustomMetricsService)
 ENCODER = web.AppKey("custom_metrics_encoder", render_metrics.CustomMetricsEncoder)
-PARSED = web.AppKey("custom_metrics_parsed", ParsedRequests)
+PARSED = web.AppKey("custom_metrics_parsed", ParsedRequests[_RequestKey, CustomMetricRequest])
 _PREFIX = f"/apis/{render_metrics.CUSTOM_GROUP}"
 
 
@@ -83,5 +68,5 @@ async def get_metric(request: web.Request) -> web.Response:
 def register(app: web.Application, service: CustomMetricsService) -> None:
     app[SERVICE] = service
     app[ENCODER] = render_metrics.CustomMetricsEncoder()
-    app[PARSED] = ParsedRequests(KEPT_REQUESTS)
+    app[PARSED] = ParsedRequests(parse_path)
     app.router.add_get(_PREFIX + "/{version:v1beta[12]}/{tail:.+}", get_metric)

@@ -11,13 +11,17 @@ from __future__ import annotations
 from aiohttp import web
 
 from adapter.server import params, render_metrics
-from adapter.server.handlers import json_response
+from adapter.server.handlers import ParsedRequests, json_response
 from adapter.services.external_metrics import ExternalMetricRequest, ExternalMetricsService
 from kubecommon import status
 
-__all__ = ["SERVICE", "parse_path", "register"]
+__all__ = ["PARSED", "SERVICE", "parse_path", "register"]
+
+#: what `parse_path` reads: (path tail, labelSelector)
+_RequestKey = tuple[str, str | None]
 
 SERVICE = web.AppKey("external_metrics_service", ExternalMetricsService)
+PARSED = web.AppKey("external_metrics_parsed", ParsedRequests[_RequestKey, ExternalMetricRequest])
 _PREFIX = f"/apis/{render_metrics.EXTERNAL_GROUP}/v1beta1"
 
 
@@ -30,11 +34,12 @@ def parse_path(tail: str, label_selector: str | None) -> ExternalMetricRequest:
 
 
 async def get_metric(request: web.Request) -> web.Response:
-    parsed = parse_path(request.match_info["tail"], request.query.get("labelSelector"))
+    parsed = request.app[PARSED].parse((request.match_info["tail"], request.query.get("labelSelector")))
     result = await request.app[SERVICE].get(parsed)
     return json_response(render_metrics.render_external(result))
 
 
 def register(app: web.Application, service: ExternalMetricsService) -> None:
     app[SERVICE] = service
+    app[PARSED] = ParsedRequests(parse_path)
     app.router.add_get(_PREFIX + "/{tail:.+}", get_metric)

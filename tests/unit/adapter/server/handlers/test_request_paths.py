@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapter.rules.resources import GroupResource
-from adapter.server.handlers import custom_metrics, external_metrics
+from adapter.server.handlers import ParsedRequests, custom_metrics, external_metrics
 from adapter.services import errors
 from kubecommon import status
 from kubecommon.selectors import parse_selector
@@ -74,7 +74,7 @@ def test_field_selector_naming_another_object_is_400() -> None:
 
 
 def test_a_repeated_request_is_parsed_once_and_a_bad_one_every_time() -> None:
-    parsed = custom_metrics.ParsedRequests(2)
+    parsed = ParsedRequests(custom_metrics.parse_path, 2)
     hpa = ("namespaces/shop/pods/*/rps", "app=web,tier in (front)", None, None)
     first = parsed.parse(hpa)
     assert parsed.parse(hpa) is first, "the same request: the kept answer"
@@ -86,3 +86,17 @@ def test_a_repeated_request_is_parsed_once_and_a_bad_one_every_time() -> None:
         with pytest.raises(errors.BadSelector):
             parsed.parse(bad)
     assert len(parsed) == 2, "a refused request keeps nothing"
+
+
+def test_a_repeated_external_request_is_parsed_once_and_a_bad_one_every_time() -> None:
+    parsed = ParsedRequests(external_metrics.parse_path, 2)
+    keda = ("namespaces/shop/queue_depth", "queue=orders")
+    first = parsed.parse(keda)
+    assert parsed.parse(keda) is first
+    assert first.metric_selector == parse_selector("queue=orders")
+    for _ in range(2):
+        with pytest.raises(errors.BadSelector):
+            parsed.parse(("namespaces/shop/queue_depth", "queue in ("))
+        with pytest.raises(status.NotFound):
+            parsed.parse(("namespaces/shop", None))
+    assert len(parsed) == 1, "a refused request keeps nothing"
