@@ -4,7 +4,8 @@ politely, read the end of the log.
 Prometheus, the API-server stand-in and the adapter are all run as real processes; this is the one
 place that knows how to start one with its output in a file (so a chatty child never blocks on a
 pipe), or with stdout read up to a readiness line (the stand-in's `ready`), stop it with SIGTERM and
-then SIGKILL, and show the log tail when it fails to start.
+then SIGKILL, and show the log tail when it fails to start; and that picks the port a child will
+listen on (`free_port`).
 """
 
 from __future__ import annotations
