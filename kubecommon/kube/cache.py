@@ -2,10 +2,10 @@
 
 Job: keep an in-memory copy of a collection so request handlers never LIST per request.
 Semantics follow client-go's reflector: paginated LIST (limit/continue), WATCH with
-`allowWatchBookmarks=true` resumed from the last seen resourceVersion after a dropped stream,
-capped exponential backoff on errors. A full relist (always a consistent read, no
-resourceVersion) replaces the whole store at once, so readers never see half a list, and objects
-deleted meanwhile disappear. It happens:
+`allowWatchBookmarks=true` resumed from the last seen resourceVersion after a stream that ended
+or broke, capped exponential backoff on errors and on relists that keep expiring. A full relist
+(always a consistent read, no resourceVersion) replaces the whole store at once, so readers
+never see half a list, and objects deleted meanwhile disappear. It happens:
 * on `410 Gone`/`Expired` (ERROR event or HTTP 410): our resourceVersion was compacted away;
 * on "Too large resource version" (a 504 Timeout whose cause is `ResourceVersionTooLarge`, as an
   ERROR event or an HTTP answer): the server is behind our resourceVersion, e.g. it lost its
@@ -98,6 +98,9 @@ class ObjectCache:
         self._synced = asyncio.Event()
         self._attempted = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # the last resourceVersion seen (list, event or bookmark): the next watch resumes there;
+        # None: list next
+        self._version: str | None = None
         self.last_error: BaseException | None = None
         self.relists = 0
 
@@ -200,22 +203,29 @@ class ObjectCache:
     # --- reflector loop -----------------------------------------------------------------------
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        resource_version: str | None = None
-        failures = 0
+        self._version = None  # a (re)started cache lists first
+        failures = expiries = 0  # failed attempts / expired watches that made no progress, in a row
         unreachable_since: float | None = None  # start of the current outage
         while True:
+            before = self._version
             try:
-                if resource_version is None:
-                    resource_version, unreachable_since = await self._relist(), None
-                started, before = loop.time(), resource_version
-                resource_version = await self._watch(resource_version)
-                failures, unreachable_since = 0, None
-                if resource_version == before and loop.time() - started < 1.0:
+                if self._version is None:
+                    self._version, unreachable_since = await self._relist(), None
+                started, before = loop.time(), self._version
+                await self._watch(self._version)
+                failures = expiries = 0
+                unreachable_since = None
+                if self._version == before and loop.time() - started < 1.0:
                     await asyncio.sleep(1.0)  # a server that ends empty watches at once must not spin us
             except _Expired:
+                # client-go backs off before every relist; here only a relist that did not help
+                # waits: an answer that keeps expiring must not turn into a LIST storm
+                expiries = 1 if self._version != before else expiries + 1
                 _log.info("watch cache %s: resourceVersion %s no longer usable, relisting", self.info.resource,
-                          resource_version)
-                resource_version = None
+                          self._version)
+                self._version = None
+                if expiries > 1:
+                    await asyncio.sleep(self._backoff(expiries - 1))
             except (KubeError, ValueError, KeyError, TypeError) as err:
                 self.last_error = err
                 self._attempted.set()
@@ -224,16 +234,21 @@ class ObjectCache:
                     unreachable_since = unreachable_since if unreachable_since is not None else loop.time()
                 elif not isinstance(err, KubeAPIError) or not _must_relist(err):
                     unreachable_since = None  # the server answered
-                delay = min(self._max_backoff, 0.2 * 2 ** min(failures, 10)) * (0.8 + 0.4 * random.random())
+                delay = self._backoff(failures)
                 _log.warning("watch cache %s: %s; retrying in %.1fs", self.info.resource, err, delay)
                 if _must_relist(err):
-                    resource_version = None
+                    self._version = None
                 await asyncio.sleep(delay)
-                if unreachable_since is not None and resource_version is not None \
+                if unreachable_since is not None and self._version is not None \
                         and loop.time() - unreachable_since >= self._relist_after_outage:
                     _log.info("watch cache %s: API server unreachable for %.0fs, relisting instead of resuming",
                               self.info.resource, loop.time() - unreachable_since)
-                    resource_version = None
+                    self._version = None
+
+    def _backoff(self, attempts: int) -> float:
+        """Seconds to wait after `attempts` failures in a row: doubling from 0.4 s, capped, jittered."""
+        doubled: float = 0.2 * 2.0 ** min(attempts, 10)
+        return min(self._max_backoff, doubled) * (0.8 + 0.4 * random.random())
 
     def _params(self) -> dict[str, str]:
         params: dict[str, str] = {}
@@ -273,14 +288,15 @@ class ObjectCache:
         store.setdefault(obj.namespace, {})[obj.name] = obj
         return obj
 
-    async def _watch(self, resource_version: str) -> str:
+    async def _watch(self, resource_version: str) -> None:
+        """One watch from `resource_version`; every applied event or bookmark moves the version
+        to resume from, so a stream that breaks resumes after the last event it delivered."""
         params = {**self._params(), "resourceVersion": resource_version,
                   "allowWatchBookmarks": "true",
                   "timeoutSeconds": str(int(self._watch_timeout * (1 + random.random())))}
         path = self.info.collection_path(self._namespace)
         async for event in self._client.watch(path, params, read_timeout=self._watch_timeout * 2 + 30):
-            resource_version = self._apply(event, resource_version)
-        return resource_version
+            resource_version = self._version = self._apply(event, resource_version)
 
     def _apply(self, event: Mapping[str, Any], resource_version: str) -> str:
         kind, obj = event.get("type"), event.get("object") or {}

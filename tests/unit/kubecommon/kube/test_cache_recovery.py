@@ -116,3 +116,55 @@ async def test_api_server_back_after_an_outage_with_other_contents(outage: float
         await cache.stop()
         await client.close()
         await second.close()
+
+
+EXPIRED = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410, "reason": "Expired",
+           "message": "too old resource version: 105 (200)"}
+
+
+class AlwaysExpiredServer:
+    """Lists fine, but every watch at once answers an ERROR event saying the list's version is
+    unusable (e.g. an HA control plane whose members lag each other): relisting cannot help."""
+
+    def __init__(self, error: dict) -> None:
+        self.error = error
+        self.lists = 0
+        self.server: TestServer | None = None
+
+    async def start(self) -> KubeConfig:
+        app = web.Application()
+        app.router.add_get("/api/v1/pods", self._pods)
+        self.server = TestServer(app, host="127.0.0.1")
+        await self.server.start_server()
+        return KubeConfig(server=str(self.server.make_url("")).rstrip("/"), token="t")
+
+    async def _pods(self, request: web.Request) -> web.StreamResponse:
+        if request.query.get("watch") != "true":
+            self.lists += 1
+            return web.json_response({"kind": "PodList", "metadata": {"resourceVersion": "105"}, "items": []})
+        response = web.StreamResponse()
+        await response.prepare(request)
+        await response.write(json.dumps({"type": "ERROR", "object": self.error}).encode() + b"\n")
+        return response
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize("error", [pytest.param(EXPIRED, id="410 Expired"),
+                                   pytest.param(TOO_LARGE, id="504 Too large resource version")])
+async def test_a_watch_that_keeps_expiring_backs_off_between_relists(error: dict) -> None:
+    server = AlwaysExpiredServer(error)
+    client = KubeClient(await server.start(), timeout=2)
+    await client.start()
+    cache = ObjectCache(client, PODS)
+    cache.start()
+    try:
+        await cache.wait_synced(1.5)
+        await asyncio.sleep(1.0)
+        # the first expiry relists at once, the next ones after 0.4 s, 0.8 s, ... (jittered):
+        # never a LIST storm against a server that cannot serve the watch
+        assert 2 <= server.lists <= 4
+    finally:
+        await cache.stop()
+        await client.close()
+        assert server.server is not None
+        await server.server.close()

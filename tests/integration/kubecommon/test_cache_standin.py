@@ -1,0 +1,113 @@
+"""The watch cache against the real API-server stand-in when the connection under a watch breaks
+(an API-server restart behind a load balancer, a NAT or proxy dropping the connection): the cache
+resumes the watch after the last event it applied, as client-go's reflector does, so a break does
+not cost a full relist once the server's retained history has moved past the list."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from kubecommon.kube.cache import ObjectCache
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.config import load_kube_config
+from kubecommon.kube.resources import ResourceInfo
+from tests.fixtures.standin import start_standin
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+CONFIGMAPS = ResourceInfo(group="", version="v1", resource="configmaps", kind="ConfigMap", namespaced=True)
+NAMESPACE = "cache-test"
+RETAINED_EVENTS = 5  # the stand-in keeps this many events per resource (kube-apiserver: its watch cache)
+
+
+class BreakableProxy:
+    """A TCP relay in front of the stand-in whose open connections can be cut mid-stream."""
+
+    def __init__(self, port: int) -> None:
+        self._port = port
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> int:
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self._port)
+        self._writers |= {writer, up_writer}
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    def cut(self) -> None:
+        for writer in self._writers:
+            writer.transport.abort()
+        self._writers.clear()
+
+    async def close(self) -> None:
+        self.cut()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+
+async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(OSError):
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    sink.transport.abort()
+
+
+async def eventually(check, timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+async def clients(tmp_path: Path) -> AsyncIterator[tuple[KubeClient, KubeClient, BreakableProxy]]:
+    """A client straight to a private stand-in (for writes), one through the proxy (for the cache)."""
+    with start_standin(tmp_path / "standin", "--watch-cache-size", str(RETAINED_EVENTS)) as standin:
+        proxy = BreakableProxy(standin.port)
+        config = load_kube_config(standin.kubeconfig, context="standin")
+        writer = KubeClient(config, timeout=5.0)
+        watcher = KubeClient(dataclasses.replace(config, server=f"https://127.0.0.1:{await proxy.start()}"),
+                             timeout=5.0)
+        await writer.start()
+        await watcher.start()
+        try:
+            await writer.post("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+            yield writer, watcher, proxy
+        finally:
+            await watcher.close()
+            await writer.close()
+            await proxy.close()
+
+
+async def create_configmap(kube: KubeClient, name: str) -> None:
+    await kube.post(f"/api/v1/namespaces/{NAMESPACE}/configmaps", {"metadata": {"name": name}})
+
+
+async def test_a_broken_watch_resumes_after_the_last_event_instead_of_relisting(clients) -> None:
+    kube, watcher, proxy = clients
+    cache = ObjectCache(watcher, CONFIGMAPS, namespace=NAMESPACE, max_backoff=0.2)
+    cache.start()
+    try:
+        await cache.wait_synced(5)
+        names = [f"cm-{i}" for i in range(2 * RETAINED_EVENTS)]
+        for name in names:  # more writes than the server retains: the list's version leaves its history
+            await create_configmap(kube, name)
+        await eventually(lambda: all(cache.get(NAMESPACE, n) is not None for n in names))
+        proxy.cut()  # the watch connection breaks mid-stream (not a clean end of the watch)
+        await create_configmap(kube, "after-the-break")
+        await eventually(lambda: cache.get(NAMESPACE, "after-the-break") is not None)
+        assert cache.relists == 1, "the watch resumed from the last event it had applied"
+    finally:
+        await cache.stop()
