@@ -12,7 +12,11 @@ writes, so a standby takes over within one retry period instead of one lease dur
 
 Defaults 15 s / 10 s / 2 s with followers retrying every 2-4.4 s (JitterFactor 1.2) as in
 client-go. Timing uses the event loop's monotonic clock (a parameter); wall time only goes into
-the MicroTime stamps, written in UTC.
+the MicroTime stamps, written in UTC. The Lease announces the lease duration rounded *up* to whole
+seconds (client-go truncates: a 10.4 s lease announced as 10 s lets a standby in before a 10.2 s
+renew deadline has stopped the leader). Deadlines use `asyncio.timeout`, not `wait_for`, whose
+3.11 version drops a cancel that lands in the same loop turn as the answer. The "became leader"
+Event is sent beside the leading work, never before it (client-go records it asynchronously).
 
 Why not `kubernetes.aio.leaderelection` (37.x): it has no release and no is-leader state; it
 stamps renewTime from a naive local datetime suffixed "Z" (observed: TZ=Asia/Tokyo writes a
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -61,6 +66,7 @@ class LeaderElector:
             raise ValueError("leader election needs a non-empty identity")
         self.client, self.namespace, self.name, self.identity = client, namespace, name, identity
         self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
+        self._announced_duration = math.ceil(lease_duration)  # whole seconds, never below lease_duration
         self._clock = clock
         self._wall_clock = wall_clock
         self._rng = rng or random.Random()
@@ -110,15 +116,15 @@ class LeaderElector:
         await self._campaign()
         self.leader_transitions += 1
         _log.info("%s became leader of lease %s/%s", self.identity, self.namespace, self.name)
-        await self._event(became=True)
-        leading = asyncio.create_task(_as_coroutine(on_started_leading), name="leader:leading")
         renewing = asyncio.create_task(self._renew_until_lost(), name="leader:renew")
+        leading = asyncio.create_task(_as_coroutine(on_started_leading), name="leader:leading")
+        announcing = asyncio.create_task(self._event(became=True), name="leader:event")
         try:
             await asyncio.wait({leading, renewing}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (renewing, leading):
+            for task in (renewing, leading, announcing):
                 task.cancel()
-            await asyncio.gather(renewing, leading, return_exceptions=True)
+            await asyncio.gather(renewing, leading, announcing, return_exceptions=True)
             if not renewing.cancelled() and renewing.exception() is None:
                 _log.warning("%s lost lease %s/%s: no renew within %.1f s", self.identity, self.namespace,
                              self.name, self.renew_deadline)
@@ -155,8 +161,9 @@ class LeaderElector:
 
     async def _attempt(self, *, timeout: float) -> bool:
         try:
-            return await asyncio.wait_for(self._try_acquire_or_renew(), timeout=timeout)
-        except (KubeError, asyncio.TimeoutError) as err:
+            async with asyncio.timeout(timeout):
+                return await self._try_acquire_or_renew()
+        except (KubeError, TimeoutError) as err:
             _log.info("%s: lease %s/%s not acquired/renewed: %s", self.identity, self.namespace, self.name, err)
             return False
 
@@ -173,12 +180,12 @@ class LeaderElector:
                            default_duration=self.lease_duration):
             self._holding = False
             return False
-        spec = acquire_spec(record, identity=self.identity, lease_duration=self.lease_duration,
+        spec = acquire_spec(record, identity=self.identity, lease_duration=self._announced_duration,
                             now_wall=self._wall_clock())
         return await self._write("PUT", self._path, {**lease, "spec": {**(lease.get("spec") or {}), **spec}})
 
     async def _create(self) -> bool:
-        spec = acquire_spec(None, identity=self.identity, lease_duration=self.lease_duration,
+        spec = acquire_spec(None, identity=self.identity, lease_duration=self._announced_duration,
                             now_wall=self._wall_clock())
         body = {"apiVersion": LEASE_API, "kind": "Lease",
                 "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec}
@@ -212,8 +219,9 @@ class LeaderElector:
         if not was_holding:
             return False
         try:
-            return await asyncio.wait_for(self._release(), timeout=timeout or self.renew_deadline)
-        except (KubeError, asyncio.TimeoutError) as err:
+            async with asyncio.timeout(timeout or self.renew_deadline):
+                return await self._release()
+        except (KubeError, TimeoutError) as err:
             _log.warning("%s: could not release lease %s/%s: %s", self.identity, self.namespace, self.name, err)
             return False
 
@@ -237,9 +245,9 @@ class LeaderElector:
         body = leader_event(namespace=self.namespace, lease_name=self.name, lease_uid=uid,
                             identity=self.identity, became=became, now_wall=self._wall_clock())
         try:
-            await asyncio.wait_for(self.client.request_json(
-                "POST", f"/api/v1/namespaces/{self.namespace}/events", body=body), timeout=1.0)
-        except (KubeError, asyncio.TimeoutError) as err:
+            async with asyncio.timeout(1.0):
+                await self.client.request_json("POST", f"/api/v1/namespaces/{self.namespace}/events", body=body)
+        except (KubeError, TimeoutError) as err:
             _log.debug("leader election event not recorded: %s", err)
 
 

@@ -3,6 +3,8 @@
 `FakeLeases` answers the elector's GET/POST/PUT like an API server: resourceVersion
 preconditions (409 on a stale write), 404 for a missing lease, Events accepted and counted.
 `down` makes every call fail (unreachable server); `hang` makes every call wait forever.
+`Link` is one replica's own connection to a shared `FakeLeases`: it can be cut (`down`, `hang`)
+or have only its Events hang while the other replicas still reach the server.
 `virtual_time` makes the running loop's clock jump to the next timer whenever nothing is ready,
 so 15 s leases play out in milliseconds of real time.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
@@ -68,6 +71,28 @@ class FakeLeases:
 
     def spec(self, name: str = "ctl", namespace: str = "kube-system") -> dict[str, Any]:
         return self.leases[f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"]["spec"]
+
+
+class Link:
+    """One replica's connection to a shared `FakeLeases`; `after_write` runs once a lease write is answered."""
+
+    def __init__(self, leases: FakeLeases) -> None:
+        self.leases = leases
+        self.down = False
+        self.hang = False
+        self.hang_events = False
+        self.after_write: Callable[[], None] | None = None
+
+    async def request_json(self, method: str, path: str, *, params: Any = None, body: Any = None,
+                           timeout: float | None = None) -> dict[str, Any]:
+        if self.hang or (self.hang_events and path.endswith("/events")):
+            await asyncio.Event().wait()
+        if self.down:
+            raise KubeUnavailable(f"{method} {path}: connection refused")
+        answer = await self.leases.request_json(method, path, params=params, body=body, timeout=timeout)
+        if method != "GET" and not path.endswith("/events") and self.after_write is not None:
+            self.after_write()
+        return answer
 
 
 @contextlib.contextmanager

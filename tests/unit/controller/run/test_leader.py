@@ -17,17 +17,26 @@ import pytest
 
 from controller.run.leader import LeaderElector
 
-from .leader_fakes import FakeLeases, virtual_time
+from .leader_fakes import FakeLeases, Link, virtual_time
 
 MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 FOLLOWER_RETRY_MAX = 2.0 * 2.2  # retry period × (1 + JitterFactor)
 
 
+class NoJitter(random.Random):
+    """A candidate that retries exactly every retry period."""
+
+    def random(self) -> float:
+        return 0.0
+
+
 class Replica:
     """One elector plus what its leading work saw: start/stop times."""
 
-    def __init__(self, leases: FakeLeases, identity: str, seed: int = 0) -> None:
-        self.elector = LeaderElector(leases, "kube-system", "ctl", identity, rng=random.Random(seed))
+    def __init__(self, leases: FakeLeases, identity: str, seed: int = 0, *, link: Link | None = None,
+                 rng: random.Random | None = None, **timings: float) -> None:
+        self.elector = LeaderElector(link or leases, "kube-system", "ctl", identity, rng=rng or random.Random(seed),
+                                     **timings)
         self.started_at: float | None = None
         self.stopped_at: float | None = None
         self.work_cancelled = False
@@ -180,3 +189,59 @@ def test_inconsistent_timings_are_refused(lease: float, renew: float, retry: flo
     with pytest.raises(ValueError, match="lease duration > renew deadline"):
         LeaderElector(FakeLeases(), "ns", "n", "me", lease_duration=lease, renew_deadline=renew,
                       retry_period=retry)
+
+
+@pytest.mark.parametrize(("lease", "renew", "retry"), [(10.4, 10.2, 2.0), (2.5, 2.2, 1.0)],
+                         ids=["10.4s-lease-10.2s-renew", "2.5s-lease-2.2s-renew"])
+async def test_a_fractional_lease_duration_never_gives_two_leaders(leases: FakeLeases, lease: float, renew: float,
+                                                                   retry: float) -> None:
+    """The Lease announces whole seconds; a standby waits what it announces, not what the leader was told."""
+    with virtual_time(asyncio.get_running_loop()):
+        loop = asyncio.get_running_loop()
+        a = Replica(leases, "a", link=Link(leases), lease_duration=lease, renew_deadline=renew, retry_period=retry)
+        watcher = Replica(leases, "b", rng=NoJitter(), lease_duration=1.0, renew_deadline=0.5, retry_period=0.05)
+        a.start()
+        await until(a.elector.is_leader, 1.0)
+        watcher.start()
+        await asyncio.sleep(retry * 1.5)
+        a.elector.client.down = True  # type: ignore[attr-defined]  # cut off: no more renews
+        cut = loop.time()
+        while not watcher.elector.is_leader():
+            assert loop.time() - cut < lease + 2.0, "the standby never took over"
+            await asyncio.sleep(0.01)
+        assert not a.elector.is_leader(), "two leaders at once: the standby took over before the fence closed"
+        assert leases.spec()["leaseDurationSeconds"] == 1
+        assert leases.writes[0][1]["leaseDurationSeconds"] >= lease
+        await a.kill()
+        await watcher.kill()
+
+
+async def test_a_cancel_arriving_with_the_acquire_answer_still_stops_the_elector(leases: FakeLeases) -> None:
+    """Shutdown's cancel may land in the same loop turn as the API server's answer: it must not be lost
+    (else the replica starts leading during shutdown, shutdown never ends and the Lease is never released)."""
+    with virtual_time(asyncio.get_running_loop()):
+        link = Link(leases)
+        a = Replica(leases, "a", link=link)
+        link.after_write = lambda: a.task.cancel() if a.task is not None else None
+        a.start()
+        await until(lambda: a.task is not None and a.task.done(), 5.0)
+        assert a.task is not None and a.task.cancelled()
+        assert a.stopped_at is not None and (a.started_at is None or a.work_cancelled)  # leading ended
+        link.after_write = None
+        assert await a.elector.release() is True
+        assert leases.spec()["holderIdentity"] == ""
+
+
+async def test_a_hanging_events_endpoint_does_not_cost_the_lease(leases: FakeLeases) -> None:
+    """client-go records "became leader" without waiting; short valid timings must not lose the lease to it."""
+    with virtual_time(asyncio.get_running_loop()):
+        link = Link(leases)
+        link.hang_events = True
+        a = Replica(leases, "a", link=link, lease_duration=2.0, renew_deadline=1.0, retry_period=0.5)
+        a.start()
+        await until(a.elector.is_leader, 1.0)
+        for _ in range(40):  # 10 s: many renew periods
+            await asyncio.sleep(0.25)
+            assert a.elector.is_leader() and a.task is not None and not a.task.done()
+        assert a.started_at is not None and a.elector.leader_transitions == 1
+        await a.kill()
