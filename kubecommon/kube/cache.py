@@ -89,7 +89,8 @@ class ObjectCache:
         self._max_backoff = max_backoff
         self._relist_after_outage = relist_after_outage
         self._store: dict[str, dict[str, KubeObject]] = {}
-        self._views: dict[str | None, list[KubeObject]] = {}
+        self._views: dict[str | None, list[KubeObject]] = {}  # namespaces holding objects, and None
+        self._no_objects: _Objects = []  # the view of every namespace without objects; never changed
         # (namespace, selector) -> (the view it was matched against, the objects that matched)
         self._selections: LRUCache[tuple[str | None, Selector], tuple[_Objects, _Objects]] = \
             LRUCache(kept_selections)
@@ -156,8 +157,10 @@ class ObjectCache:
         if view is None:
             if namespace is None:
                 view = [obj for _, bucket in sorted(self._store.items()) for _, obj in sorted(bucket.items())]
+            elif namespace not in self._store:
+                return self._no_objects  # not kept per name: any namespace can be asked for
             else:
-                view = [obj for _, obj in sorted((self._store.get(namespace) or {}).items())]
+                view = [obj for _, obj in sorted(self._store[namespace].items())]
             self._views[namespace] = view
         return view
 
@@ -316,6 +319,8 @@ class ObjectCache:
             bucket = self._store.get(namespace)
             if bucket is not None:
                 bucket.pop(name, None)
+                if not bucket:  # namespaces come and go: keep none that holds nothing
+                    del self._store[namespace]
             self._touched(namespace)
             if self._track_changes:
                 self._changed.add((namespace, name))

@@ -214,3 +214,48 @@ async def test_caches_start_lazily_and_resolve_groups(api):
             await caches.reader(GroupResource(group="nope.example.com", resource="widgets"))
     finally:
         await caches.stop()
+
+
+def cache_bytes(cache_module_file):
+    """Bytes currently held that were allocated by the cache module's own lines."""
+    import tracemalloc
+    snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, cache_module_file)])
+    return sum(stat.size for stat in snapshot.statistics("filename"))
+
+
+async def ask_for_namespaces(api, cache, prefix):
+    """Metrics requests for namespaces the cache holds nothing of (any name can be asked for)."""
+    for i in range(3000):
+        assert cache.list(f"{prefix}-{i}") == [] and cache.get(f"{prefix}-{i}", "web-0") is None
+
+
+async def namespaces_come_and_go(api, cache, prefix):
+    """Namespaces (CI runs, previews) each hold a pod a while, then are emptied."""
+    for i in range(200):
+        await api.put(POD_PATH, "p", f"{prefix}-{i}")
+    await eventually(lambda: len(cache) == 201)
+    assert len(cache.list(None)) == 201 and all(cache.list(f"{prefix}-{i}") for i in range(200))
+    for i in range(200):
+        await api.delete(POD_PATH, "p", f"{prefix}-{i}")
+    await eventually(lambda: len(cache) == 1)
+    assert [p.name for p in cache.list(None)] == ["web-0"] and not cache.list(f"{prefix}-0")
+
+
+@pytest.mark.parametrize("churn", [pytest.param(ask_for_namespaces, id="namespaces asked for, never seen"),
+                                   pytest.param(namespaces_come_and_go, id="namespaces emptied by deletes")])
+async def test_memory_does_not_grow_with_namespaces_that_hold_nothing(api, churn):
+    import tracemalloc
+
+    import kubecommon.kube.cache as cache_module
+    await api.put(POD_PATH, "web-0", "shop", {"app": "web"})
+    cache = await started(api)
+    tracemalloc.start()
+    try:
+        await churn(api, cache, "first")  # tables grow to their working size once
+        before = cache_bytes(cache_module.__file__)
+        await churn(api, cache, "second")  # other names: nothing more is kept for them
+        assert cache_bytes(cache_module.__file__) - before < 4_000
+        assert [p.name for p in cache.list("shop")] == ["web-0"]
+    finally:
+        tracemalloc.stop()
+        await cache.stop()
