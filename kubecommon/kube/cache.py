@@ -13,7 +13,8 @@ never see half a list, and objects deleted meanwhile disappear. It happens:
 * when the API server could not be reached for `relist_after_outage` seconds or more: a server
   that comes back may have other contents under resourceVersions we cannot compare (kube-apiserver
   silently waits on a watch from a future resourceVersion), so after a real outage the cache is
-  rebuilt instead of trusted. Shorter interruptions resume the watch.
+  rebuilt instead of trusted. Shorter interruptions resume the watch; a watch that delivered
+  events before it broke ends any outage (and the backoff), so occasional resets do not add up.
 
 Change notification: `on_change(cache)` after every applied event or relist. With
 `track_changes=True` the cache also remembers WHICH keys changed since the last
@@ -230,6 +231,8 @@ class ObjectCache:
                 if expiries > 1:
                     await asyncio.sleep(self._backoff(expiries - 1))
             except (KubeError, ValueError, KeyError, TypeError) as err:
+                if self._version != before:  # the watch delivered events: not a failure in a row
+                    failures, unreachable_since = 0, None
                 self.last_error = err
                 self._attempted.set()
                 failures += 1

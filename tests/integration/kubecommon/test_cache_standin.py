@@ -111,3 +111,21 @@ async def test_a_broken_watch_resumes_after_the_last_event_instead_of_relisting(
         assert cache.relists == 1, "the watch resumed from the last event it had applied"
     finally:
         await cache.stop()
+
+
+async def test_breaks_between_healthy_watches_neither_relist_nor_slow_the_resume(clients) -> None:
+    """A connection that a proxy or load balancer resets now and then (each watch healthy in
+    between) is not an outage: every break resumes promptly, none relists."""
+    kube, watcher, proxy = clients
+    cache = ObjectCache(watcher, CONFIGMAPS, namespace=NAMESPACE, relist_after_outage=0.5)
+    cache.start()
+    try:
+        await cache.wait_synced(5)
+        for round_ in range(5):
+            proxy.cut()
+            await create_configmap(kube, f"round-{round_}")
+            await eventually(lambda round_=round_: cache.get(NAMESPACE, f"round-{round_}") is not None, timeout=2.0)
+            await asyncio.sleep(0.6)  # the resumed watch stays healthy longer than relist_after_outage
+        assert cache.relists == 1
+    finally:
+        await cache.stop()
