@@ -26,15 +26,10 @@ TOO_LARGE = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 
                          "retryAfterSeconds": 1}}
 
 
-class BehindServer:
-    """Lists `names`; every watch answers that the requested resourceVersion is too large (the
-    server lost state), as an ERROR event or as an HTTP 504 - until `names` is listed again."""
+class PodsServer:
+    """A local server for `/api/v1/pods` answered by the subclass's `_pods`."""
 
-    def __init__(self, *, as_event: bool) -> None:
-        self.as_event = as_event
-        self.names = ["old-0", "old-1"]
-        self.lists = 0
-        self.server: TestServer | None = None
+    server: TestServer | None = None
 
     async def start(self) -> KubeConfig:
         app = web.Application()
@@ -42,6 +37,19 @@ class BehindServer:
         self.server = TestServer(app, host="127.0.0.1")
         await self.server.start_server()
         return KubeConfig(server=str(self.server.make_url("")).rstrip("/"), token="t")
+
+    async def _pods(self, request: web.Request) -> web.StreamResponse:
+        raise NotImplementedError
+
+
+class BehindServer(PodsServer):
+    """Lists `names`; every watch answers that the requested resourceVersion is too large (the
+    server lost state), as an ERROR event or as an HTTP 504 - until `names` is listed again."""
+
+    def __init__(self, *, as_event: bool) -> None:
+        self.as_event = as_event
+        self.names = ["old-0", "old-1"]
+        self.lists = 0
 
     async def _pods(self, request: web.Request) -> web.StreamResponse:
         if request.query.get("watch") != "true":
@@ -122,21 +130,13 @@ EXPIRED = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 41
            "message": "too old resource version: 105 (200)"}
 
 
-class AlwaysExpiredServer:
+class AlwaysExpiredServer(PodsServer):
     """Lists fine, but every watch at once answers an ERROR event saying the list's version is
     unusable (e.g. an HA control plane whose members lag each other): relisting cannot help."""
 
     def __init__(self, error: dict) -> None:
         self.error = error
         self.lists = 0
-        self.server: TestServer | None = None
-
-    async def start(self) -> KubeConfig:
-        app = web.Application()
-        app.router.add_get("/api/v1/pods", self._pods)
-        self.server = TestServer(app, host="127.0.0.1")
-        await self.server.start_server()
-        return KubeConfig(server=str(self.server.make_url("")).rstrip("/"), token="t")
 
     async def _pods(self, request: web.Request) -> web.StreamResponse:
         if request.query.get("watch") != "true":
