@@ -1,7 +1,8 @@
 """Where and how to reach the Kubernetes API: a kubeconfig file or the in-cluster service account.
 
-Job: read kubeconfig files with the `kubernetes` package's loader (a `KUBECONFIG`-style list of
-paths is merged as client-go merges it; relative paths resolve against the file that named them),
+Job: read kubeconfig files (a `KUBECONFIG`-style list of paths is merged as client-go's loader
+merges it: missing and empty files skipped, the first file to name a cluster, context or user and
+the first to set current-context win; relative paths resolve against the file that named them),
 pick the current or named context, and turn cluster and user into a frozen `KubeConfig`: server,
 CA, client certificate, token, token file (kept as a path: bound tokens rotate), basic auth,
 insecure-skip-tls-verify, tls-server-name, and an `exec` credential plugin (`exec_auth.ExecPlugin`,
@@ -52,52 +53,70 @@ class KubeConfig:
     source: str = ""
 
 
-def _node_value(node: Any) -> Mapping[str, Any]:
-    value = getattr(node, "value", node)
-    return value if isinstance(value, Mapping) else {}
+_SECTIONS = ("clusters", "contexts", "users")
+_Entries = dict[str, tuple[Mapping[str, Any], str]]  # name -> (entry, directory of its file)
 
 
-def _named(config: Any, section: str, name: str, source: str) -> tuple[Mapping[str, Any], str]:
+def _merge_files(paths: list[str], source: str) -> tuple[dict[str, _Entries], str]:
+    """client-go's merge of a kubeconfig list: missing and empty files are skipped, the first file
+    naming a cluster, context or user wins it whole, the first non-empty current-context wins."""
+    merged: dict[str, _Entries] = {section: {} for section in _SECTIONS}
+    current = ""
+    for name in paths:
+        path = os.path.expanduser(name)
+        try:
+            doc = yaml.safe_load(Path(path).read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, yaml.YAMLError) as err:
+            raise KubeConfigError(f"{path}: cannot read kubeconfig: {err}") from None
+        if doc is None:
+            continue
+        if not isinstance(doc, Mapping):
+            raise KubeConfigError(f"{path}: not a kubeconfig (expected a mapping)")
+        directory = os.path.dirname(os.path.abspath(path))
+        for section in _SECTIONS:
+            for entry in doc.get(section) or ():
+                if not isinstance(entry, Mapping) or not entry.get("name"):
+                    raise KubeConfigError(f"{path}: every entry of {section} needs a name")
+                merged[section].setdefault(str(entry["name"]), (entry, directory))
+        current = current or str(doc.get("current-context") or "")
+    return merged, current
+
+
+def _named(merged: Mapping[str, _Entries], section: str, name: str, source: str) -> tuple[Mapping[str, Any], str]:
     """(entry body, directory of the file that defined it) for `name` in `section`."""
-    for entry in _node_value(config).get(section) or ():
-        body = _node_value(entry)
-        if body.get("name") == name:
-            path = getattr(entry, "path", None) or getattr(config, "path", None)
-            what = section[:-1]
-            inner = body.get(what) or {}
-            if not isinstance(inner, Mapping):
-                raise KubeConfigError(f"{source}: {what} {name!r} is not a mapping")
-            return inner, os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
-    raise KubeConfigError(f"{source}: no {section[:-1]} named {name!r}")
+    what = section[:-1]
+    if name not in merged[section]:
+        raise KubeConfigError(f"{source}: no {what} named {name!r}")
+    entry, directory = merged[section][name]
+    inner = entry.get(what) or {}
+    if not isinstance(inner, Mapping):
+        raise KubeConfigError(f"{source}: {what} {name!r} is not a mapping")
+    return inner, directory
 
 
 def load_kube_config(path: str | Path, *, context: str | None = None) -> KubeConfig:
     """Read a kubeconfig file (or a `:`-separated list, merged) into a `KubeConfig`."""
-    # Imported here: `import kubernetes` loads the whole generated client (0.2-2 s); in-cluster
-    # configuration, the production path, never needs it.
-    from kubernetes.config.config_exception import ConfigException
-    from kubernetes.config.kube_config import ENV_KUBECONFIG_PATH_SEPARATOR, KubeConfigMerger
-
     source = str(path)
-    paths = [p for p in source.split(ENV_KUBECONFIG_PATH_SEPARATOR) if p]
+    paths = [p for p in source.split(os.pathsep) if p]
     missing = [p for p in paths if not os.path.exists(os.path.expanduser(p))]
     if not paths or len(missing) == len(paths):
         raise KubeConfigError(f"{source}: cannot read kubeconfig: no such file")
-    try:
-        config = KubeConfigMerger(source).config  # type: ignore[no-untyped-call]
-    except (OSError, yaml.YAMLError, ConfigException) as err:
-        raise KubeConfigError(f"{source}: cannot read kubeconfig: {err}") from None
-    if not _node_value(config):
-        raise KubeConfigError(f"{source}: not a kubeconfig (expected a mapping)")
-    ctx_name = context or _node_value(config).get("current-context")
+    merged, current = _merge_files(paths, source)
+    ctx_name = context or current
     if not ctx_name:
         raise KubeConfigError(f"{source}: no current-context and no --context given")
-    ctx, _ = _named(config, "contexts", ctx_name, source)
-    cluster, cluster_dir = _named(config, "clusters", str(ctx.get("cluster", "")), source)
-    user, user_dir = _named(config, "users", str(ctx["user"]), source) if ctx.get("user") else ({}, cluster_dir)
+    ctx, _ = _named(merged, "contexts", ctx_name, source)
+    cluster, cluster_dir = _named(merged, "clusters", str(ctx.get("cluster", "")), source)
+    user, user_dir = _named(merged, "users", str(ctx["user"]), source) if ctx.get("user") else ({}, cluster_dir)
     if "auth-provider" in user:
         raise KubeConfigError(f"{source}: user {ctx.get('user')!r} uses an auth-provider plugin, which "
                               "client-go removed; use an exec plugin, a token, token file or client certificate")
+    # Imported here: `import kubernetes` loads the whole generated client (0.2-2 s); in-cluster
+    # configuration, the production path, never needs it.
+    from kubernetes.config.config_exception import ConfigException
+
     try:
         return _build(cluster, cluster_dir, user, user_dir, source)
     except (OSError, ValueError, ConfigException) as err:
@@ -125,7 +144,12 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
     elif cluster.get("certificate-authority"):
         ca_pem = Path(cluster_dir, cluster["certificate-authority"]).read_bytes()
     scratch = tempfile.mkdtemp(prefix="kubeconfig-")  # 0700: inline keys land in 0600 files here
-    token_file = user.get("tokenFile")
+    token_file = os.path.join(user_dir, user["tokenFile"]) if user.get("tokenFile") else None
+    if token_file and not user.get("token"):
+        try:  # client-go reads it at load when there is no token: a wrong path fails here
+            Path(token_file).read_bytes()
+        except OSError as err:
+            raise KubeConfigError(f"{source}: tokenFile {token_file}: {err.strerror}") from None
     exec_plugin = None
     if user.get("exec"):
         exec_plugin = ExecPlugin.from_kubeconfig(user["exec"], cwd=user_dir, cluster=cluster)
@@ -135,7 +159,7 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
         client_cert_file=_file_or_data(user, "client-certificate", user_dir, scratch),
         client_key_file=_file_or_data(user, "client-key", user_dir, scratch),
         token=user.get("token") or None,
-        token_file=os.path.join(user_dir, token_file) if token_file else None,
+        token_file=token_file,
         username=user.get("username"), password=user.get("password"),
         tls_server_name=cluster.get("tls-server-name"), exec_plugin=exec_plugin, source=source,
     )

@@ -44,6 +44,7 @@ def test_inline_client_certificate_written_to_private_files(tmp_path):
 
 
 def test_relative_token_file(tmp_path):
+    (tmp_path / "tok").write_text("t")
     cfg = load_kube_config(kubeconfig(tmp_path, "{tokenFile: tok}"))
     assert cfg.token_file == str(tmp_path / "tok")
 
@@ -71,3 +72,50 @@ def test_in_cluster(tmp_path):
     assert (cfg.server, cfg.ca_pem, cfg.token_file) == ("https://10.0.0.1:443", CA, str(tmp_path / "token"))
     with pytest.raises(KubeConfigError, match="--kubeconfig"):
         in_cluster_config({}, sa_dir=tmp_path)
+
+
+# --- a KUBECONFIG list, compared with kubectl itself (client-go's loader) ---------------------------
+
+def _cluster_file(path, *, server, current=None, extra=""):
+    current_line = f"current-context: {current}\n" if current is not None else ""
+    path.write_text(f"""{current_line}clusters: [{{name: {server}, cluster: {{server: https://{server}:6443}}}}]
+contexts: [{{name: {server}, context: {{cluster: {server}}}}}]
+{extra}""")
+    return path
+
+
+def _kubectl_current_context(kubeconfig_list):
+    import os
+    import subprocess
+    result = subprocess.run(["kubectl", "config", "current-context"], capture_output=True, text=True,
+                            env={**os.environ, "KUBECONFIG": kubeconfig_list}, timeout=10, check=True)
+    return result.stdout.strip()
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("second_current, expected", [
+    pytest.param("two", "one", id="the first file that sets current-context wins"),
+    pytest.param(None, "one", id="a later file without current-context changes nothing"),
+])
+def test_current_context_of_a_list_is_the_first_files_like_kubectl(tmp_path, second_current, expected):
+    first = _cluster_file(tmp_path / "first", server="one", current="one")
+    second = _cluster_file(tmp_path / "second", server="two", current=second_current)
+    kubeconfig_list = f"{first}:{second}"
+    assert _kubectl_current_context(kubeconfig_list) == expected
+    assert load_kube_config(kubeconfig_list).server == f"https://{expected}:6443"
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(30)
+def test_an_empty_file_in_a_list_is_skipped_like_kubectl(tmp_path):
+    (tmp_path / "empty").write_text("")
+    real = _cluster_file(tmp_path / "real", server="one", current="one")
+    kubeconfig_list = f"{tmp_path / 'empty'}:{real}"
+    assert _kubectl_current_context(kubeconfig_list) == "one"
+    assert load_kube_config(kubeconfig_list).server == "https://one:6443"
+
+
+def test_an_unreadable_token_file_is_refused_at_load_naming_it(tmp_path):
+    with pytest.raises(KubeConfigError, match="tokenFile .*missing-token"):
+        load_kube_config(kubeconfig(tmp_path, "{tokenFile: missing-token}"))
