@@ -43,7 +43,7 @@ from controller.kube.last_decision import limiting_reason
 from controller.kube.status import StatusDraft, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
-                                        restorable, with_initial_recommendation)  # fmt: skip
+                                        paused_in_status, restorable, with_initial_recommendation)  # fmt: skip
 from kubecommon.kube.errors import KubeError
 from kubecommon.selectors import SelectorError
 
@@ -153,6 +153,7 @@ class Reconciler:
         if state.restored:
             return ()
         state.restored = True
+        state.paused = paused_in_status(obj.status_json)  # announced before the restart: not again
         if obj.problems:
             _log.warning("%s %s: ignored in status: %s", obj.key.kind, obj.key, "; ".join(obj.problems))
         if obj.history is None:

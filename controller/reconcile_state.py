@@ -23,17 +23,19 @@ from enum import StrEnum
 from typing import Any
 
 from controller.algorithm.behavior import Recommendation, ScaleHistory
+from controller.algorithm.conditions import Reason
 from controller.algorithm.decision import Decision
 from controller.kube.objects import Autoscaler
+from controller.kube.status import PAUSED_CONDITION
 from kubecommon.kubetime import format_time
 
 __all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "overlay_conditions",
-           "restorable", "with_initial_recommendation"]
+           "paused_in_status", "restorable", "with_initial_recommendation"]
 
 PREVIEW = "Preview"
 PREVIEW_MODE = "PreviewMode"
 SCALING_ACTIVE = "ScalingActive"
-CONFLICTING_AUTOSCALER = "ConflictingAutoscaler"
+CONFLICTING_AUTOSCALER = str(Reason.CONFLICTING_AUTOSCALER)
 
 
 class Result(StrEnum):
@@ -88,6 +90,14 @@ class ObjectState:
     paused: bool = False
     status_error: str = ""
     last_report: SyncReport | None = None
+
+
+def paused_in_status(status: Mapping[str, Any]) -> bool:
+    """Whether the status says the object was paused (its `Paused` condition is True): what a
+    restarted controller takes as already announced, so it neither repeats `Paused` nor misses
+    `Unpaused` for a pause lifted while it was down."""
+    return any(isinstance(c, Mapping) and c.get("type") == PAUSED_CONDITION and c.get("status") == "True"
+               for c in status.get("conditions") or ())
 
 
 def with_initial_recommendation(history: ScaleHistory, current: int, now: float) -> ScaleHistory:

@@ -55,6 +55,10 @@ class Reason(StrEnum):
     TOO_FEW_REPLICAS = "TooFewReplicas"
     SCALE_UP_LIMIT = "ScaleUpLimit"
     SCALE_DOWN_LIMIT = "ScaleDownLimit"
+    # Not upstream: ScalingActive=False while another autoscaler scales the same target (set by
+    # the controller runtime, never by the algorithm). Spelled here so a status that carries it
+    # reads back with its ScalingActive condition in place and its transition time kept.
+    CONFLICTING_AUTOSCALER = "ConflictingAutoscaler"
 
 
 class EventType(StrEnum):

@@ -11,6 +11,7 @@ from controller.algorithm.pods import PodInfo
 from controller.kube.objects import autoscaler_from_object
 from controller.kube.ports import TargetRef
 from controller.kube.status import history_checkpoint
+from controller.kube.times import parse_time
 from controller.algorithm.spec import ExternalSamples, FetchFailure, HpaStatus, ScaleTarget, SyncInput
 from controller.kube.fake import conflict_error
 from controller.metrics.source import MetricQuery
@@ -334,3 +335,53 @@ async def test_two_autoscalers_selecting_the_same_pods_are_ambiguous() -> None:
     w.reconciler.forget(out.key)  # web2 deleted
     w.now += 15
     assert (await w.sync()).result is not Result.BLOCKED
+
+
+@pytest.mark.parametrize(("paused_before", "paused_after", "expected"), [
+    pytest.param(True, True, [], id="still-paused-after-restart-is-not-announced-again"),
+    pytest.param(True, False, ["Unpaused"], id="unpaused-while-the-controller-was-down"),
+    pytest.param(False, True, ["Paused"], id="paused-while-the-controller-was-down"),
+    pytest.param(False, False, [], id="never-paused"),
+])
+@pytest.mark.parametrize("how", ["restart", "leadership-regained"])
+async def test_pause_events_after_a_restart_follow_the_status_not_the_memory(
+        paused_before: bool, paused_after: bool, expected: list[str], how: str) -> None:
+    w = World(obj_json=pas_json(extra={"paused": True} if paused_before else {}))
+    w.observe(30_000)
+    await w.sync()
+    w.obj_json["spec"]["paused"] = paused_after
+    if how == "restart":
+        w.restart()
+    else:
+        assert w.reconciler is not None
+        w.reconciler.forget_all()
+    w.events.recorded.clear()
+    w.now += 15
+    await w.sync()
+    assert [r for r in w.events.reasons(KEY) if r in ("Paused", "Unpaused")] == expected
+
+
+async def test_a_conflict_keeps_the_condition_order_and_its_transition_time() -> None:
+    w = World()
+    w.observe(30_000)  # on target at 3 replicas: nothing else changes between syncs
+    await w.sync()
+    order = [c["type"] for c in w.obj_json["status"]["conditions"]]
+    assert order == ["AbleToScale", "ScalingActive", "ScalingLimited", "Paused"]
+    conflict = "the target Deployment.apps shop/web is also scaled by HorizontalPodAutoscaler shop/web"
+    w.now += 15
+    await w.sync(conflict=conflict)
+    started = w.now
+    writes = len(w.status.writes)
+    for _ in range(3):
+        w.now += 15
+        await w.sync(conflict=conflict)
+        assert [c["type"] for c in w.obj_json["status"]["conditions"]] == order
+    assert len(w.status.writes) == writes, "an unchanged conflict rewrites nothing"
+    active = next(c for c in w.obj_json["status"]["conditions"] if c["type"] == "ScalingActive")
+    assert (active["reason"], parse_time(active["lastTransitionTime"])) == ("ConflictingAutoscaler", started)
+    w.now += 15
+    await w.sync()
+    assert [c["type"] for c in w.obj_json["status"]["conditions"]] == order
+    assert w.condition("ScalingActive") == (True, "ValidMetricFound")
+    active = next(c for c in w.obj_json["status"]["conditions"] if c["type"] == "ScalingActive")
+    assert parse_time(active["lastTransitionTime"]) == w.now
