@@ -57,6 +57,26 @@ class _Expired(Exception):
     """The resourceVersion we hold is no longer usable (compacted, or ahead of the server): relist."""
 
 
+def _event_parts(event: Any) -> tuple[Any, Mapping[str, Any], Mapping[str, Any]]:
+    """(type, object, object's metadata) of a watch event; ValueError naming what is not a JSON
+    object. A ValueError ends the watch with a logged warning and the next one resumes after the
+    last event applied, where an AttributeError on a malformed event would end the reflector."""
+    if not isinstance(event, Mapping):
+        raise _malformed("the event", event)
+    obj = event.get("object") or {}
+    if not isinstance(obj, Mapping):
+        raise _malformed("its object", obj)
+    meta = obj.get("metadata") or {}
+    if not isinstance(meta, Mapping):
+        raise _malformed("its metadata", meta)
+    return event.get("type"), obj, meta
+
+
+def _malformed(what: str, value: Any) -> ValueError:
+    return ValueError(f"malformed watch event from the API server: {what} is a {type(value).__name__}, "
+                      "not an object")
+
+
 def _too_large(status: Mapping[str, Any]) -> bool:
     """A Status saying our resourceVersion is ahead of the server (kube-apiserver's 504 wording)."""
     causes = (status.get("details") or {}).get("causes") or ()
@@ -267,10 +287,14 @@ class ObjectCache:
         store: dict[str, dict[str, KubeObject]] = {}
         params = {**self._params(), "limit": _PAGE_SIZE}
         while True:
-            page = await self._client.get(path, params)
-            for item in page.get("items") or ():
+            page: Any = await self._client.get(path, params)
+            items = page.get("items") or () if isinstance(page, Mapping) else None
+            meta = page.get("metadata") or {} if isinstance(page, Mapping) else None
+            if not isinstance(items, (list, tuple)) or not isinstance(meta, Mapping):
+                raise ValueError(f"malformed list answer from the API server for {path}: "
+                                 "no items list or metadata object")
+            for item in items:
                 self._put(store, item)
-            meta = page.get("metadata") or {}
             token = meta.get("continue")
             if not token:
                 break
@@ -305,19 +329,18 @@ class ObjectCache:
             resource_version = self._version = self._apply(event, resource_version)
 
     def _apply(self, event: Mapping[str, Any], resource_version: str) -> str:
-        kind, obj = event.get("type"), event.get("object") or {}
+        kind, obj, meta = _event_parts(event)
         if kind == "ERROR":
             if obj.get("code") == 410 or obj.get("reason") in ("Expired", "Gone") or _too_large(obj):
                 raise _Expired()
             raise KubeError(f"watch error: {obj.get('message') or obj}")
-        new_rv = str((obj.get("metadata") or {}).get("resourceVersion") or resource_version)
+        new_rv = str(meta.get("resourceVersion") or resource_version)
         if kind in ("ADDED", "MODIFIED"):
             put = self._put(self._store, obj)
             self._touched(put.namespace)
             if self._track_changes:
                 self._changed.add((put.namespace, put.name))
         elif kind == "DELETED":
-            meta = obj.get("metadata") or {}
             namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
             bucket = self._store.get(namespace)
             if bucket is not None:

@@ -62,12 +62,16 @@ class KubeObject:
 
 def from_api(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "",
              keep_data: bool = False, keep_raw: bool = False) -> KubeObject:
-    """Convert one object of a LIST or WATCH answer (list items carry no kind/apiVersion)."""
-    meta = obj.get("metadata") or {}
+    """Convert one object of a LIST or WATCH answer (list items carry no kind/apiVersion).
+
+    ValueError names the field when the object, its metadata, labels or data are not JSON
+    objects: a malformed answer is an error the caller reports, never an AttributeError that
+    ends a watch loop."""
+    meta = _object(_object(obj, "the object").get("metadata"), "metadata")
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    labels = meta.get("labels") or {}
-    data = obj.get("data") if keep_data else None
+    labels = _object(meta.get("labels"), "metadata.labels")
+    data = _object(obj.get("data"), "data") if keep_data else None
     return KubeObject(
         name=str(meta.get("name", "")),
         namespace=str(meta.get("namespace") or ""),
@@ -82,6 +86,16 @@ def from_api(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "",
         data=MappingProxyType({str(k): str(v) for k, v in data.items()}) if data else _EMPTY,
         raw=obj if keep_raw else None,
     )
+
+
+def _object(value: Any, what: str) -> Mapping[str, Any]:
+    """`value` when it is a JSON object, {} when absent or null; else ValueError naming `what`."""
+    if value is None:
+        return _EMPTY
+    if not isinstance(value, Mapping):
+        raise ValueError(f"malformed object from the API server: {what} is a {type(value).__name__}, "
+                         "not an object")
+    return value
 
 
 class ObjectReader(Protocol):

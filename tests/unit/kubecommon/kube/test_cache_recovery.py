@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestServer
 
 from kubecommon.kube.cache import ObjectCache
 from kubecommon.kube.client import KubeClient
+from kubecommon.kube.errors import CacheNotSynced
 from kubecommon.kube.config import KubeConfig
 from kubecommon.kube.resources import ResourceInfo
 from tests.unit.kubecommon.kube.apiserver import FakeAPIServer, eventually
@@ -163,6 +164,82 @@ async def test_a_watch_that_keeps_expiring_backs_off_between_relists(error: dict
         # the first expiry relists at once, the next ones after 0.4 s, 0.8 s, ... (jittered):
         # never a LIST storm against a server that cannot serve the watch
         assert 2 <= server.lists <= 4
+    finally:
+        await cache.stop()
+        await client.close()
+        assert server.server is not None
+        await server.server.close()
+
+
+class MalformedServer(PodsServer):
+    """Lists `web-0`, then each watch delivers the next of `events` (a JSON value per line, as
+    written) followed by one good ADDED event; the list's items can be made malformed too."""
+
+    def __init__(self, events: list[object], *, list_items: object = None) -> None:
+        self.events = events
+        self.list_items = list_items
+        self.watches = 0
+
+    async def _pods(self, request: web.Request) -> web.StreamResponse:
+        if request.query.get("watch") != "true":
+            items = self.list_items if self.list_items is not None else \
+                [{"metadata": {"name": "web-0", "namespace": "ns", "resourceVersion": "10"}}]
+            return web.json_response({"kind": "PodList", "metadata": {"resourceVersion": "10"}, "items": items})
+        self.watches += 1
+        response = web.StreamResponse()
+        await response.prepare(request)
+        if self.watches <= len(self.events):
+            await response.write(json.dumps(self.events[self.watches - 1]).encode() + b"\n")
+            return response
+        good = {"type": "ADDED", "object": {"metadata": {"name": f"web-{self.watches}", "namespace": "ns",
+                                                          "resourceVersion": str(10 + self.watches)}}}
+        await response.write(json.dumps(good).encode() + b"\n")
+        await asyncio.sleep(5)
+        return response
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize("event", [
+    pytest.param(["ADDED", {}], id="event is a list"),
+    pytest.param({"type": "ADDED", "object": "web-9"}, id="object is a string"),
+    pytest.param({"type": "ADDED", "object": {"metadata": "web-9"}}, id="metadata is a string"),
+    pytest.param({"type": "MODIFIED", "object": {"metadata": {"name": "web-9", "labels": ["a"]}}},
+                 id="labels are a list"),
+    pytest.param({"type": "DELETED", "object": {"metadata": 7}}, id="deleted metadata is a number"),
+])
+async def test_a_malformed_watch_event_is_an_error_and_the_watch_resumes(event: object) -> None:
+    server = MalformedServer([event])
+    client = KubeClient(await server.start(), timeout=2)
+    await client.start()
+    cache = ObjectCache(client, PODS, max_backoff=0.05)
+    cache.start()
+    try:
+        await cache.wait_synced(1.5)
+        await eventually(lambda: [p.name for p in cache.list("ns")] == ["web-0", "web-2"], timeout=3)
+        assert "not an object" in str(cache.last_error), "the error names what was wrong"
+        assert cache.relists == 1, "resumed from the last version, not relisted"
+    finally:
+        await cache.stop()
+        await client.close()
+        assert server.server is not None
+        await server.server.close()
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize("items", [pytest.param({"web-0": {}}, id="items is an object"),
+                                   pytest.param(["web-0"], id="an item is a string")])
+async def test_a_malformed_list_is_an_error_not_a_synced_cache(items: object) -> None:
+    server = MalformedServer([], list_items=items)
+    client = KubeClient(await server.start(), timeout=2)
+    await client.start()
+    cache = ObjectCache(client, PODS, max_backoff=0.05)
+    cache.start()
+    try:
+        await eventually(lambda: cache.last_error is not None, timeout=2)
+        assert isinstance(cache.last_error, ValueError) and "malformed" in str(cache.last_error)
+        assert cache.relists == 0 and not cache.synced
+        with pytest.raises(CacheNotSynced, match="malformed .*not an object|malformed list answer"):
+            await cache.wait_synced(0.2)
     finally:
         await cache.stop()
         await client.close()
