@@ -44,7 +44,7 @@ from controller.kube.status import StatusDraft, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
                                         paused_in_status, restorable, with_initial_recommendation)  # fmt: skip
-from kubecommon.kube.errors import KubeError
+from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.selectors import SelectorError
 
 __all__ = ["Reconciler", "SyncOutcome"]
@@ -173,8 +173,9 @@ class Reconciler:
         try:
             scale = await self._scale.get(ns, obj.target)
         except KubeError as err:
-            return _Read(decision=failed_get_scale(obj.status, str(err), now=self._clock(), history=state.history),
-                         scale=None)  # fmt: skip
+            _log.debug("%s %s: scale not read: %s", obj.key.kind, obj.key, err)
+            return _Read(decision=failed_get_scale(obj.status, _api_text(err), now=self._clock(),
+                                                   history=state.history), scale=None)  # fmt: skip
         now = self._clock()
         history = state.history
         if history is not None and state.fresh_restore:
@@ -227,7 +228,8 @@ class Reconciler:
         try:
             await self._scale.update(obj.key.namespace, obj.target, decision.desired_replicas, scale)
         except KubeError as err:
-            error = str(err)
+            error = _api_text(err)
+            _log.warning("%s %s: scale not written: %s", obj.key.kind, obj.key, err)
         done = complete(decision, write_error=error, now=self._clock())
         return done, WriteResult.ERROR if error is not None else WriteResult.SUCCESS
 
@@ -286,7 +288,7 @@ class Reconciler:
         try:
             await self._status.write(key, status)
         except KubeError as err:
-            state.status_error = str(err)
+            state.status_error = _api_text(err)
             _log.warning("%s %s: status not written: %s", key.kind, key, err)
             return WriteResult.ERROR
         state.written = status
@@ -314,6 +316,14 @@ class Reconciler:
                                         history=report.decision.history) is WriteResult.SUCCESS:  # fmt: skip
                 written += 1
         return written
+
+
+def _api_text(err: KubeError) -> str:
+    """An API error as upstream's events and conditions show it: the API server's Status message
+    (client-go's error text), without our request line; anything else as it reads."""
+    if isinstance(err, KubeAPIError) and err.status.message:
+        return err.status.message
+    return str(err)
 
 
 def _hold_result(obj: Autoscaler, conflict: str | None) -> Result | None:

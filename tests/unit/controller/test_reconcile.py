@@ -13,7 +13,7 @@ from controller.kube.ports import TargetRef
 from controller.kube.status import history_checkpoint
 from controller.kube.times import parse_time
 from controller.algorithm.spec import ExternalSamples, FetchFailure, HpaStatus, ScaleTarget, SyncInput
-from controller.kube.fake import conflict_error
+from controller.kube.fake import api_error, conflict_error
 from controller.metrics.source import MetricQuery
 from controller.preview import decision_document
 from controller.reconcile_state import Result, WriteResult
@@ -385,3 +385,39 @@ async def test_a_conflict_keeps_the_condition_order_and_its_transition_time() ->
     assert w.condition("ScalingActive") == (True, "ValidMetricFound")
     active = next(c for c in w.obj_json["status"]["conditions"] if c["type"] == "ScalingActive")
     assert parse_time(active["lastTransitionTime"]) == w.now
+
+
+NOT_FOUND = 'deployments.apps "web" not found'
+FORBIDDEN = ('deployments.apps "web" is forbidden: User "system:serviceaccount:kube-system:prom-autoscaler" '
+             'cannot update resource "deployments/scale" in API group "apps" in the namespace "shop"')
+MODIFIED = ('Operation cannot be fulfilled on promautoscalers.autoscaling.prom.dev "web": the object has been '
+            'modified; please apply your changes to the latest version and try again')
+
+
+@pytest.mark.parametrize(("failing", "reason", "message", "condition"), [
+    pytest.param("get", "FailedGetScale", NOT_FOUND,
+                 ("AbleToScale", f"the HPA controller was unable to get the target's current scale: {NOT_FOUND}"),
+                 id="get-scale"),
+    pytest.param("update", "FailedRescale", f"New size: 5; reason: external metric queue(<nil>) above target; "
+                 f"error: {FORBIDDEN}",
+                 ("AbleToScale", f"the HPA controller was unable to update the target scale: {FORBIDDEN}"),
+                 id="rescale"),
+    pytest.param("status", "FailedUpdateStatus", MODIFIED, None, id="update-status"),
+])
+async def test_api_errors_read_in_events_and_conditions_as_the_api_server_words_them(
+        failing: str, reason: str, message: str, condition: tuple[str, str] | None) -> None:
+    """Upstream puts the Status message there (client-go's error text), not our request line."""
+    w = World()
+    target = (NS, "apps", "Deployment", "web")
+    if failing == "get":
+        w.scale.get_errors[target] = api_error(404, "NotFound", NOT_FOUND, path="/apis/apps/v1/x/scale")
+    elif failing == "update":
+        w.scale.update_errors[target] = api_error(403, "Forbidden", FORBIDDEN, method="PUT", path="/x/scale")
+    w.observe(50_000)
+    if failing == "status":
+        w.status.errors[KEY] = api_error(409, "Conflict", MODIFIED, method="PATCH", path="/x/status")
+    await w.sync()
+    assert [r.event.message for r in w.events.recorded if r.event.reason == reason] == [message]
+    if condition is not None:
+        kind, text = condition
+        assert [c["message"] for c in w.obj_json["status"]["conditions"] if c["type"] == kind] == [text]
