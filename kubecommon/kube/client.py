@@ -73,21 +73,29 @@ class KubeClient:
             self._retired.discard(session)
             asyncio.ensure_future(session.close())
 
-    async def _exec_credential(self) -> ExecCredential | None:
-        """The exec plugin's current credential (None without a plugin); a new client
+    async def _exec_credential(self, timeout: float | None = None) -> ExecCredential | None:
+        """The exec plugin's current credential (None without a plugin), waited for no longer than
+        `timeout` (the request's; the plugin keeps running for later requests); a new client
         certificate gets a new connection pool."""
         if self._exec is None:
             return None
+        wait = timeout or self._timeout
         try:
-            credential = await self._exec.current()
+            async with asyncio.timeout(wait):
+                credential = await self._exec.current()
         except ExecPluginError as err:
             raise KubeUnavailable(str(err)) from err
+        except TimeoutError:
+            raise KubeUnavailable(f"exec plugin {self._exec.plugin.command!r} gave no credential "
+                                  f"within {wait:g} s") from None
         cert = (credential.client_cert_file, credential.client_key_file)
         if credential.client_cert_file and cert != self._session_cert:
             await self._open_session(*cert)
         return credential
 
     async def close(self) -> None:
+        if self._exec is not None:
+            await self._exec.close()
         for retired in self._retired:
             await retired.close()
         self._retired.clear()
@@ -145,7 +153,7 @@ class KubeClient:
         client_timeout = aiohttp.ClientTimeout(total=timeout or self._timeout)
         data = None if body is None else _encode(body)
         for attempt in (1, 2):
-            credential = await self._exec_credential()
+            credential = await self._exec_credential(timeout)
             headers = self._headers(credential)
             if data is not None:
                 headers["Content-Type"] = content_type

@@ -6,7 +6,7 @@ the first to set current-context win; relative paths resolve against the file th
 pick the current or named context, and turn cluster and user into a frozen `KubeConfig`: server,
 CA, client certificate, token, token file (kept as a path: bound tokens rotate), basic auth,
 insecure-skip-tls-verify, tls-server-name, and an `exec` credential plugin (`exec_auth.ExecPlugin`,
-run later by the client, off the event loop). Inline `*-data` certificates are written to 0600
+run later by the client, without blocking the event loop). Inline `*-data` certificates are written to 0600
 files because `ssl.SSLContext.load_cert_chain` only reads files. Also the in-cluster environment
 (`KUBERNETES_SERVICE_HOST/PORT`, the service-account token and CA).
 
@@ -152,7 +152,7 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
             raise KubeConfigError(f"{source}: tokenFile {token_file}: {err.strerror}") from None
     exec_plugin = None
     if user.get("exec"):
-        exec_plugin = ExecPlugin.from_kubeconfig(user["exec"], cwd=user_dir, cluster=cluster)
+        exec_plugin = ExecPlugin.from_kubeconfig(user["exec"], cwd=user_dir, cluster=cluster, ca_pem=ca_pem)
     return KubeConfig(
         server=str(server).rstrip("/"), ca_pem=ca_pem,
         insecure=bool(cluster.get("insecure-skip-tls-verify")),

@@ -29,7 +29,12 @@ PLUGIN = textwrap.dedent('''
     runs = pathlib.Path(os.environ["RUNS_FILE"])
     previous = runs.read_text() if runs.exists() else ""
     runs.write_text(previous + info["apiVersion"] + "\\n")
+    if os.environ.get("INFO_FILE"):
+        pathlib.Path(os.environ["INFO_FILE"]).write_text(json.dumps(info))
     mode = os.environ["MODE"]
+    if mode == "hang":
+        import time
+        time.sleep(60)
     if mode == "fail":
         print("no credentials for you", file=sys.stderr)
         sys.exit(1)
@@ -120,8 +125,8 @@ async def test_a_401_reruns_the_plugin_once(server, tmp_path):
 @pytest.mark.integration
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize(("mode", "message"), [
-    ("fail", "exec plugin .*: exec: process returned 1. no credentials for you"),
-    ("garbage", "exec plugin .*: exec: failed to decode process output"),
+    ("fail", "exec plugin .* exited with status 1: no credentials for you"),
+    ("garbage", "exec plugin .*: output is not an ExecCredential \\(not JSON"),
     ("empty", "exec plugin .*: status has neither token nor clientCertificateData"),
 ])
 async def test_a_broken_plugin_is_a_clear_unavailable_error(server, tmp_path, mode, message):
@@ -232,3 +237,80 @@ async def test_exec_client_certificate_against_the_standin(kube_standin, tmp_pat
     assert await _whoami(load_kube_config(path)) == "standin-user"
     whoami = kube_standin.kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}", kubeconfig=path)
     assert whoami.stdout.strip() == "standin-user"
+
+
+# --- a plugin that hangs, a terminal it must not use, and the cluster info it is given -------------
+
+@pytest.mark.integration
+@pytest.mark.timeout(15)
+async def test_a_hung_plugin_fails_the_request_within_its_timeout(server, tmp_path):
+    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, _url(server), mode="hang")), timeout=1.0)
+    await client.start()
+    try:
+        with pytest.raises(KubeUnavailable, match=r"exec plugin .*python.* gave no credential within 1 s"):
+            await client.get("/api/v1/namespaces/default/configmaps/settings")
+    finally:
+        await client.close()
+    import subprocess
+    left = subprocess.run(["pgrep", "-f", str(tmp_path / "plugin.py")], capture_output=True, text=True)
+    assert left.stdout == ""  # closing the client stopped the plugin
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(15)
+async def test_a_hung_plugin_is_killed_and_a_later_request_runs_it_again(tmp_path):
+    exec_kubeconfig(tmp_path, "http://unused", mode="hang")
+    stanza = yaml.safe_load((tmp_path / "kubeconfig").read_text())["users"][0]["user"]["exec"]
+    plugin = ExecPlugin.from_kubeconfig(stanza, cwd=str(tmp_path), cluster=None)
+    with pytest.raises(ExecPluginError, match=r"exec plugin .*: no answer within 0.5 s; stopped it"):
+        await plugin.run(timeout=0.5)
+
+
+@pytest.mark.parametrize(("command", "hint", "message"), [
+    ("no-such-plugin-x", "", r"exec plugin 'no-such-plugin-x' not found \(is it installed and on PATH\?\)$"),
+    ("no-such-plugin-x", "brew install x", r"exec plugin 'no-such-plugin-x' not found .*: brew install x"),
+], ids=["no-hint", "install-hint"])
+async def test_a_missing_plugin_is_named_with_its_install_hint(tmp_path, command, hint, message):
+    stanza = {"apiVersion": V1, "command": command, "installHint": hint}
+    plugin = ExecPlugin.from_kubeconfig(stanza, cwd=str(tmp_path), cluster=None)
+    with pytest.raises(ExecPluginError, match=message):
+        await plugin.run()
+
+
+def test_interactive_mode_always_is_refused_at_load(tmp_path):
+    with pytest.raises(ValueError, match="interactiveMode Always needs a terminal"):
+        ExecPlugin.from_kubeconfig({"apiVersion": V1, "command": "x", "interactiveMode": "Always"},
+                                   cwd=str(tmp_path), cluster=None)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(30)
+async def test_provide_cluster_info_gives_the_plugin_what_kubectl_gives_it(tmp_path):
+    """The same kubeconfig (CA as a file relative to it, an exec extension) run by kubectl and by us:
+    the plugin sees the same KUBERNETES_EXEC_INFO (CA as data, the extension as `config`,
+    not interactive)."""
+    import base64
+    import os
+    import subprocess
+
+    from kubecommon.tls import generate_ca
+
+    ca_pem = generate_ca("test-ca", key_algorithm="ecdsa").cert_pem
+    (tmp_path / "ca.crt").write_bytes(ca_pem)
+    path = exec_kubeconfig(tmp_path, "https://127.0.0.1:1", mode="token", TOKEN="t0ken",
+                           INFO_FILE=str(tmp_path / "info.json"), cluster={
+                               "certificate-authority": "ca.crt", "tls-server-name": "api.example",
+                               "extensions": [{"name": "client.authentication.k8s.io/exec",
+                                               "extension": {"audience": "kube"}}]})
+    doc = yaml.safe_load(path.read_text())
+    doc["users"][0]["user"]["exec"]["provideClusterInfo"] = True
+    path.write_text(yaml.safe_dump(doc))
+    subprocess.run(["kubectl", "--kubeconfig", str(path), "--request-timeout=3s", "get", "--raw", "/version"],
+                   capture_output=True, stdin=subprocess.DEVNULL, timeout=20, env=dict(os.environ))
+    from_kubectl = json.loads((tmp_path / "info.json").read_text())
+    (tmp_path / "info.json").unlink()
+    credentials = ExecCredentials(load_kube_config(path).exec_plugin)
+    await credentials.current()
+    ours = json.loads((tmp_path / "info.json").read_text())
+    assert from_kubectl["spec"]["cluster"]["certificate-authority-data"] == base64.b64encode(ca_pem).decode()
+    assert ours == from_kubectl
