@@ -15,6 +15,7 @@ import logging
 
 from kubecommon.kube.cache import ObjectCache
 from kubecommon.kube.client import KubeClient
+from kubecommon.kube.errors import CacheNotSynced
 from kubecommon.kube.objects import GroupResourceLike, ObjectReader
 from kubecommon.kube.resources import ResourceResolver
 from kubecommon.singleflight import SingleFlight
@@ -35,6 +36,7 @@ class KubeObjectCaches:
         # cannot cancel the start for the others.
         self._starting: SingleFlight[tuple[str, str], ObjectCache] = SingleFlight()
         self._background: set[asyncio.Task[ObjectCache]] = set()
+        self._stopped = False
 
     async def reader(self, resource: GroupResourceLike) -> ObjectReader:
         cache = await self._cache(resource.group, resource.resource)
@@ -50,6 +52,8 @@ class KubeObjectCaches:
 
     async def _create(self, key: tuple[str, str]) -> ObjectCache:
         info = await self._resolver.resolve(*key)
+        if self._stopped:  # a start in flight when `stop` ran must not leave a watch behind it
+            raise CacheNotSynced(f"watch caches are stopped: {qualified_resource(key[1], key[0])} not started")
         # Aliases (singular names) resolve to the same plural: share its cache.
         canonical = (info.group, info.resource)
         cache = self._caches.get(canonical)
@@ -75,6 +79,12 @@ class KubeObjectCaches:
                 for cache in self._caches.values()}
 
     async def stop(self) -> None:
+        """Stop every cache, and the starts still in flight (`prewarm`'s, a request's): none
+        begins watching afterwards."""
+        self._stopped = True
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         for cache in {id(c): c for c in self._caches.values()}.values():
             await cache.stop()
 

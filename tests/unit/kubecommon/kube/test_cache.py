@@ -259,3 +259,20 @@ async def test_memory_does_not_grow_with_namespaces_that_hold_nothing(api, churn
     finally:
         tracemalloc.stop()
         await cache.stop()
+
+
+async def test_stop_also_stops_the_starts_in_flight(api):
+    """A prewarm (or a request's first use) still resolving its resource when the caches stop
+    must not start a watch afterwards: shutdown leaves no task talking to the API server."""
+    await api.put(POD_PATH, "web-0", "shop", {"app": "web"})
+    caches = KubeObjectCaches(api.client, ResourceResolver(api.client), sync_timeout=1.5)
+    caches.prewarm(("", "pods"))
+    first_use = asyncio.ensure_future(caches.reader(GroupResource(group="apps", resource="deployments")))
+    await asyncio.sleep(0)  # both starts are under way, resolving their resources
+    await caches.stop()
+    with pytest.raises(CacheNotSynced, match="stopped"):
+        await first_use
+    calls = len(api.calls)
+    await asyncio.sleep(0.3)
+    assert caches.sizes() == {}
+    assert api.calls[calls:] == [], "nothing lists or watches after stop"
