@@ -1,7 +1,7 @@
 """Async Kubernetes REST client on aiohttp: JSON GET/POST and streamed watches.
 
 Job: one pooled session per API server identity; bearer tokens (static or a rotating token
-file re-read every minute), client certificates, CA verification, kubeconfig `exec` plugins
+file re-read every minute), client certificates, CA verification, the cluster's proxy-url, kubeconfig `exec` plugins
 (token or client certificate, re-run off the event loop when expired or answered 401); non-2xx answers become
 `KubeAPIError` carrying the server's typed `StatusError`; transport failures and timeouts
 become `KubeUnavailable`. Watch streams are split into JSON events without aiohttp's line-size
@@ -128,16 +128,23 @@ class KubeClient:
         if not path or self._clock() - self._token_read_at < _TOKEN_REFRESH_SECONDS:
             return self._token
         try:
-            self._token = Path(path).read_text().strip() or None
-            self._token_read_at = self._clock()
+            token = Path(path).read_text().strip()
         except OSError as err:
             _log.warning("cannot read token file %s: %s (keeping the previous token)", path, err)
+            return self._token
+        if not token:  # client-go refuses an empty read and keeps the token it had
+            _log.warning("token file %s is empty (keeping the previous token)", path)
+            return self._token
+        self._token, self._token_read_at = token, self._clock()
         return self._token
 
     def _request_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
         if self.config.tls_server_name:
-            return {"server_hostname": self.config.tls_server_name}
-        return {}
+            kwargs["server_hostname"] = self.config.tls_server_name
+        if self.config.proxy_url:
+            kwargs["proxy"] = self.config.proxy_url
+        return kwargs
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -202,10 +209,13 @@ class KubeClient:
         """Stream watch events ({type, object}); ends when the server closes the stream."""
         url = self.config.server + path
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, sock_read=read_timeout)
-        headers = self._headers(await self._exec_credential())
+        credential = await self._exec_credential()
+        headers = self._headers(credential)
         try:
             async with self.session.get(url, params={**params, "watch": "true"}, headers=headers,
                                         timeout=timeout, **self._request_kwargs()) as resp:
+                if resp.status == 401 and credential is not None and self._exec is not None:
+                    self._exec.invalidate(credential)  # the next watch or request runs the plugin
                 if resp.status != 200:
                     self._decode("GET", path, resp.status, await resp.read())
                 async for event in _json_lines(resp.content):

@@ -5,9 +5,10 @@ merges it: missing and empty files skipped, the first file to name a cluster, co
 the first to set current-context win; relative paths resolve against the file that named them),
 pick the current or named context, and turn cluster and user into a frozen `KubeConfig`: server,
 CA, client certificate, token, token file (kept as a path: bound tokens rotate), basic auth,
-insecure-skip-tls-verify, tls-server-name, and an `exec` credential plugin (`exec_auth.ExecPlugin`,
-run later by the client, without blocking the event loop). Inline `*-data` certificates are written to 0600
-files because `ssl.SSLContext.load_cert_chain` only reads files. Also the in-cluster environment
+insecure-skip-tls-verify, tls-server-name, an http(s) proxy-url (socks5 refused), and an `exec`
+credential plugin (`exec_auth.ExecPlugin`, run later by the client, without blocking the event
+loop). Inline `*-data` certificates are written to 0600 files because
+`ssl.SSLContext.load_cert_chain` only reads files. Also the in-cluster environment
 (`KUBERNETES_SERVICE_HOST/PORT`, the service-account token and CA).
 
 Non-goals: the removed `auth-provider` plugins (gcp, azure; rejected with a clear error), running
@@ -49,6 +50,7 @@ class KubeConfig:
     username: str | None = None
     password: str | None = None
     tls_server_name: str | None = None
+    proxy_url: str | None = None  # the cluster's proxy-url (http or https)
     exec_plugin: ExecPlugin | None = None  # run by the client when it needs a credential
     source: str = ""
 
@@ -143,6 +145,10 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
         ca_pem = base64.b64decode(cluster["certificate-authority-data"])
     elif cluster.get("certificate-authority"):
         ca_pem = Path(cluster_dir, cluster["certificate-authority"]).read_bytes()
+    proxy_url = cluster.get("proxy-url") or None
+    if proxy_url and not str(proxy_url).startswith(("http://", "https://")):
+        raise KubeConfigError(f"{source}: proxy-url {proxy_url}: only http and https proxies are supported "
+                              "(kubectl also takes socks5)")
     scratch = tempfile.mkdtemp(prefix="kubeconfig-")  # 0700: inline keys land in 0600 files here
     token_file = os.path.join(user_dir, user["tokenFile"]) if user.get("tokenFile") else None
     if token_file and not user.get("token"):
@@ -161,7 +167,8 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
         token=user.get("token") or None,
         token_file=token_file,
         username=user.get("username"), password=user.get("password"),
-        tls_server_name=cluster.get("tls-server-name"), exec_plugin=exec_plugin, source=source,
+        tls_server_name=cluster.get("tls-server-name"), proxy_url=proxy_url, exec_plugin=exec_plugin,
+        source=source,
     )
 
 
