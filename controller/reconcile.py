@@ -43,13 +43,17 @@ from controller.kube.last_decision import limiting_reason
 from controller.kube.status import StatusDraft, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
-                                        paused_in_status, restorable, with_initial_recommendation)  # fmt: skip
+                                        paused_in_status, restorable, unrepeated,
+                                        with_initial_recommendation)  # fmt: skip
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.selectors import SelectorError
 
 __all__ = ["Reconciler", "SyncOutcome"]
 
 _log = logging.getLogger(__name__)
+# An event this object emitted less than this share of its sync period ago is not emitted again (a
+# retry after a failure); regular syncs, at least half a period apart, emit each time as upstream.
+REPEAT_WINDOW = 0.5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,7 +149,9 @@ class Reconciler:
             events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_UPDATE_STATUS,
                              message=state.status_error),)  # fmt: skip
         if events and self._is_leader():
-            self._events.emit(obj.key, obj.uid, events)
+            events = unrepeated(state, events, now=self._clock(), within=obj.sync_period_seconds * REPEAT_WINDOW)
+            if events:
+                self._events.emit(obj.key, obj.uid, events)
         return SyncOutcome(key=obj.key, result=result, scale_write=scale_write, status_write=status_write,
                            report=report, error=decision.error)  # fmt: skip
 

@@ -18,19 +18,19 @@ Non-goals: building the status JSON (`controller.kube.status`), I/O. Pure: `now`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from controller.algorithm.behavior import Recommendation, ScaleHistory
-from controller.algorithm.conditions import Reason
+from controller.algorithm.conditions import Event, Reason
 from controller.algorithm.decision import Decision
 from controller.kube.objects import Autoscaler
 from controller.kube.status import PAUSED_CONDITION
 from kubecommon.kubetime import format_time
 
 __all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "overlay_conditions",
-           "paused_in_status", "restorable", "with_initial_recommendation"]
+           "paused_in_status", "restorable", "unrepeated", "with_initial_recommendation"]
 
 PREVIEW = "Preview"
 PREVIEW_MODE = "PreviewMode"
@@ -90,6 +90,29 @@ class ObjectState:
     paused: bool = False
     status_error: str = ""
     last_report: SyncReport | None = None
+    announced: dict[tuple[str, str, str], float] = field(default_factory=dict)  # event -> when last emitted
+
+
+def unrepeated(state: ObjectState, events: tuple[Event, ...], *, now: float, within: float) -> tuple[Event, ...]:
+    """`events` without those this object already emitted less than `within` seconds ago.
+
+    Upstream syncs a failing HPA once a period and records its Warnings each time; a retry that
+    comes sooner (our queue retries failures after a short backoff) repeats nothing new, and
+    re-emitting would spend the object's event budget (client-go's spam filter: 25, then one per
+    5 minutes), so the SuccessfulRescale after a recovery would be dropped. Only this sync's
+    events are remembered, so an event that stops and comes back is announced at once."""
+    kept: list[Event] = []
+    announced: dict[tuple[str, str, str], float] = {}
+    for event in events:
+        key = (str(event.type), str(event.reason), event.message)
+        last = state.announced.get(key)
+        if last is not None and now - last < within:
+            announced[key] = last
+            continue
+        announced.setdefault(key, now)
+        kept.append(event)
+    state.announced = announced
+    return tuple(kept)
 
 
 def paused_in_status(status: Mapping[str, Any]) -> bool:

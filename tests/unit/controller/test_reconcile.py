@@ -421,3 +421,26 @@ async def test_api_errors_read_in_events_and_conditions_as_the_api_server_words_
     if condition is not None:
         kind, text = condition
         assert [c["message"] for c in w.obj_json["status"]["conditions"] if c["type"] == kind] == [text]
+
+
+FAST_RETRIES = [0.005 * 2 ** k for k in range(11)]  # client-go's default per-item backoff: ~10 s in all
+
+
+@pytest.mark.parametrize(("gaps", "expected"), [
+    pytest.param([15.0] * 4, 5, id="every-period-like-upstream"),
+    pytest.param([14.8, 15.2, 14.9, 15.0], 5, id="every-period-with-jitter"),
+    pytest.param(FAST_RETRIES, 2, id="fast-retries-within-ten-seconds"),
+    pytest.param(FAST_RETRIES + [15.0, 15.0], 4, id="fast-retries-then-every-period"),
+])
+async def test_a_failing_autoscaler_announces_its_failure_about_once_a_period(gaps: list[float],
+                                                                             expected: int) -> None:
+    """Upstream syncs a failing HPA once a period and records its Warning each time. Retrying
+    sooner must not multiply the Warnings: they would use up the object's event budget (25, then
+    one per 5 minutes) and the SuccessfulRescale after the recovery would be dropped."""
+    w = World()
+    w.scale.get_errors[(NS, "apps", "Deployment", "web")] = api_error(404, "NotFound", NOT_FOUND)
+    await w.sync()
+    for gap in gaps:
+        w.now += gap
+        await w.sync()
+    assert w.events.reasons(KEY).count("FailedGetScale") == expected
