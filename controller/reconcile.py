@@ -10,9 +10,10 @@ Order (upstream `reconcileAutoscaler`, through ports only, no HTTP here):
    `PreviewRescale`; a conflict sets `ScalingActive=False/ConflictingAutoscaler` and a Warning);
 5. otherwise, when the decision asks for it, PUT `/scale` (409s retried by the client) and
    `complete` with the outcome;
-6. events through the sink; the history kept in memory; status written only when
-   `needs_status_write` says so (changes, new outcome, every scale write, else a history
-   checkpoint at most once per interval).
+6. events through the sink (one the object emitted less than half a period ago is not repeated:
+   a retry after a failure comes sooner than upstream's next sync); the history kept in memory;
+   status written only when `needs_status_write` says so (changes, new outcome, every scale
+   write, else a history checkpoint at most once per interval).
 `is_leader()` is checked right before every write; a replica that lost its Lease mid-sync writes
 nothing. The first sync after start or leadership gain restores the history from the status
 checkpoint and emits `StateRestored` once. Native HPAs (preview) run the same steps with no
@@ -148,7 +149,7 @@ class Reconciler:
         if status_write is WriteResult.ERROR:
             events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_UPDATE_STATUS,
                              message=state.status_error),)  # fmt: skip
-        if events and self._is_leader():
+        if self._is_leader():  # also a sync with no events: an event that comes back is news
             events = unrepeated(state, events, now=self._clock(), within=obj.sync_period_seconds * REPEAT_WINDOW)
             if events:
                 self._events.emit(obj.key, obj.uid, events)

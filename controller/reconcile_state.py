@@ -2,8 +2,9 @@
 
 Per object: the `ScaleHistory` the next decision needs (restored once from the status
 checkpoint), the status JSON it last wrote (the baseline of `controller.kube.status`'s write
-rule, so a lagging watch cache never causes a second write), whether it announced a pause, and
-the last report (for explain and preview).
+rule, so a lagging watch cache never causes a second write), whether it announced a pause, the
+events of its last sync with when they were emitted (`unrepeated`), and the last report (for
+explain and preview).
 
 `PodClaims` indexes which autoscalers selected which pods, for upstream's AmbiguousSelector check.
 

@@ -444,3 +444,18 @@ async def test_a_failing_autoscaler_announces_its_failure_about_once_a_period(ga
         w.now += gap
         await w.sync()
     assert w.events.reasons(KEY).count("FailedGetScale") == expected
+
+
+async def test_a_failure_that_comes_back_after_a_quiet_retry_is_announced_again() -> None:
+    w = World()
+    target = (NS, "apps", "Deployment", "web")
+    w.observe(30_000)  # on target: a successful sync emits nothing
+    w.scale.get_errors[target] = api_error(404, "NotFound", NOT_FOUND)
+    await w.sync()
+    del w.scale.get_errors[target]
+    w.now += 0.005
+    await w.sync()
+    w.scale.get_errors[target] = api_error(404, "NotFound", NOT_FOUND)
+    w.now += 0.01
+    await w.sync()
+    assert w.events.reasons(KEY).count("FailedGetScale") == 2
