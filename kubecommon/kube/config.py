@@ -120,7 +120,7 @@ def load_kube_config(path: str | Path, *, context: str | None = None) -> KubeCon
     from kubernetes.config.config_exception import ConfigException
 
     try:
-        return _build(cluster, cluster_dir, user, user_dir, source)
+        return _build(cluster, cluster_dir, user, user_dir, source, cluster_name=str(ctx.get("cluster", "")))
     except (OSError, ValueError, ConfigException) as err:
         if isinstance(err, KubeConfigError):
             raise
@@ -135,16 +135,31 @@ def _file_or_data(obj: Mapping[str, Any], key: str, base: str, scratch: str) -> 
     return str(found) if found else None
 
 
+def _ca_pem(cluster: Mapping[str, Any], cluster_dir: str, where: str) -> bytes | None:
+    """The cluster's CA bundle (inline data wins over a file, as in client-go), checked to hold PEM
+    certificates so a wrong value is named here rather than failing the first connection."""
+    if cluster.get("certificate-authority-data"):
+        try:
+            pem = base64.b64decode(str(cluster["certificate-authority-data"]), validate=True)
+        except ValueError:
+            raise KubeConfigError(f"{where}: certificate-authority-data is not base64") from None
+        origin = "certificate-authority-data"
+    elif cluster.get("certificate-authority"):
+        path = os.path.join(cluster_dir, str(cluster["certificate-authority"]))
+        pem, origin = Path(path).read_bytes(), f"certificate-authority {path}"
+    else:
+        return None
+    if b"-----BEGIN CERTIFICATE-----" not in pem:
+        raise KubeConfigError(f"{where}: {origin} holds no PEM certificate")
+    return pem
+
+
 def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any], user_dir: str,
-           source: str) -> KubeConfig:
+           source: str, *, cluster_name: str) -> KubeConfig:
     server = cluster.get("server")
     if not server:
         raise KubeConfigError(f"{source}: cluster has no server")
-    ca_pem = None
-    if cluster.get("certificate-authority-data"):
-        ca_pem = base64.b64decode(cluster["certificate-authority-data"])
-    elif cluster.get("certificate-authority"):
-        ca_pem = Path(cluster_dir, cluster["certificate-authority"]).read_bytes()
+    ca_pem = _ca_pem(cluster, cluster_dir, f"{source}: cluster {cluster_name!r}")
     proxy_url = cluster.get("proxy-url") or None
     if proxy_url and not str(proxy_url).startswith(("http://", "https://")):
         raise KubeConfigError(f"{source}: proxy-url {proxy_url}: only http and https proxies are supported "
@@ -178,11 +193,14 @@ def in_cluster_config(env: Mapping[str, str], *, sa_dir: Path = SERVICE_ACCOUNT_
     if not host or not port:
         raise KubeConfigError("not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset); "
                               "pass --kubeconfig")
-    token_file = sa_dir / "token"
+    token_file, ca_file = sa_dir / "token", sa_dir / "ca.crt"
     if not token_file.exists():
         raise KubeConfigError(f"in-cluster: {token_file} does not exist")
+    try:  # read now, as client-go does: a token the pod cannot read fails at start, not per request
+        token_file.read_bytes()
+        ca_pem = ca_file.read_bytes() if ca_file.exists() else None
+    except OSError as err:
+        raise KubeConfigError(f"in-cluster: cannot read {err.filename}: {err.strerror}") from None
     host = f"[{host}]" if ":" in host else host
-    ca_file = sa_dir / "ca.crt"
-    return KubeConfig(server=f"https://{host}:{port}",
-                      ca_pem=ca_file.read_bytes() if ca_file.exists() else None,
-                      token_file=str(token_file), source="in-cluster")
+    return KubeConfig(server=f"https://{host}:{port}", ca_pem=ca_pem, token_file=str(token_file),
+                      source="in-cluster")

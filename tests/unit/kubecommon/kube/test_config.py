@@ -119,3 +119,34 @@ def test_an_empty_file_in_a_list_is_skipped_like_kubectl(tmp_path):
 def test_an_unreadable_token_file_is_refused_at_load_naming_it(tmp_path):
     with pytest.raises(KubeConfigError, match="tokenFile .*missing-token"):
         load_kube_config(kubeconfig(tmp_path, "{tokenFile: missing-token}"))
+
+
+@pytest.mark.parametrize("unreadable", ["token", "ca.crt"])
+def test_in_cluster_files_that_cannot_be_read_are_named_at_start(tmp_path, unreadable):
+    """client-go's InClusterConfig reads the token at start; a token or CA the pod cannot read
+    (wrong fsGroup, a directory mounted in its place) is a start-up error naming the file."""
+    (tmp_path / "token").write_text("sa-token")
+    (tmp_path / "ca.crt").write_bytes(CA)
+    (tmp_path / unreadable).unlink()
+    (tmp_path / unreadable).mkdir()
+    with pytest.raises(KubeConfigError, match=f"in-cluster: cannot read {tmp_path / unreadable}: Is a directory"):
+        in_cluster_config({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}, sa_dir=tmp_path)
+
+
+@pytest.mark.parametrize("cluster_line, message", [
+    pytest.param("certificate-authority-data: bm90IGEgY2VydA=", "certificate-authority-data is not base64",
+                 id="bad base64"),
+    pytest.param("certificate-authority-data: bm90IGEgY2VydA==", "certificate-authority-data holds no PEM certificate",
+                 id="data that is not a certificate"),
+    pytest.param("certificate-authority: notes.txt", r"certificate-authority .*notes.txt holds no PEM certificate",
+                 id="file that is not a certificate"),
+])
+def test_a_ca_kubectl_cannot_parse_is_refused_at_load_naming_the_field(tmp_path, cluster_line, message):
+    (tmp_path / "notes.txt").write_text("hello")
+    path = tmp_path / "config"
+    path.write_text(f"""current-context: c
+contexts: [{{name: c, context: {{cluster: c}}}}]
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:1", {cluster_line}}}}}]
+""")
+    with pytest.raises(KubeConfigError, match=f"cluster 'c': {message}"):
+        load_kube_config(path)

@@ -186,12 +186,12 @@ def test_kubeconfig_lists_are_merged_like_kubectl(tmp_path):
     (tmp_path / "a").write_text(yaml.safe_dump({
         "current-context": "ctx", "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
         "clusters": [{"name": "c", "cluster": {"server": "https://one:6443", "certificate-authority": "ca.crt"}}]}))
-    (tmp_path / "ca.crt").write_bytes(b"CA")
+    (tmp_path / "ca.crt").write_bytes(b"-----BEGIN CERTIFICATE-----\nCA\n")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b").write_text(yaml.safe_dump({"users": [{"name": "u", "user": {"tokenFile": "tok"}}]}))
     (tmp_path / "sub" / "tok").write_text("t")
     config = load_kube_config(f"{tmp_path / 'a'}:{tmp_path / 'sub' / 'b'}")
-    assert (config.server, config.ca_pem) == ("https://one:6443", b"CA")
+    assert (config.server, config.ca_pem) == ("https://one:6443", b"-----BEGIN CERTIFICATE-----\nCA\n")
     assert config.token_file == str(tmp_path / "sub" / "tok")  # relative to the file that named it
 
 
