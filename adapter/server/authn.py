@@ -14,6 +14,7 @@ Non-goals: the TLS handshake (serving.py), authorization (authz.py), HTTP render
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import re
@@ -24,6 +25,7 @@ from types import MappingProxyType
 from typing import Protocol
 from urllib.parse import unquote
 
+from cryptography import x509
 from multidict import CIMultiDictProxy, MultiMapping
 
 from adapter.kube.authconfig import AuthMaterial
@@ -32,7 +34,7 @@ from kubecommon.kube.identity import ANONYMOUS, UserInfo, bearer_token
 from kubecommon.kube.reviews import TokenResult
 from kubecommon.kube.ttlcache import TTLCache
 from kubecommon.status import Unauthorized
-from kubecommon.tls import certificate_subject, verify_chain
+from kubecommon.tls import certificate_subject, load_pem_certificates, verify_chain
 
 __all__ = ["AuthnSettings", "Authenticator", "RequestHeaderSettings", "merge_settings"]
 
@@ -96,10 +98,12 @@ class Authenticator:
     """The chain. `settings` is replaced (not mutated) when the cluster's auth ConfigMap changes."""
 
     def __init__(self, settings: AuthnSettings, token_reviewer: TokenReviewerLike | None, *,
-                 clock: Callable[[], float] = time.monotonic, verdict_ttl: float = 60.0) -> None:
+                 clock: Callable[[], float] = time.monotonic, verdict_ttl: float = 60.0,
+                 wall_clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc)) -> None:
         self.settings = settings
         self._tokens = token_reviewer
         self._clock = clock
+        self._wall_clock = wall_clock
         self._verdict_ttl = verdict_ttl
         # Chain verification costs ~0.3 ms (signature check, PEM parsing); the aggregator sends
         # the same front-proxy certificate on every request, so verdicts are remembered briefly.
@@ -111,12 +115,16 @@ class Authenticator:
         now = self._clock()
         verdict = self._verdicts.get(key, now=now)
         if verdict is None:
+            wall = self._wall_clock()
+            ttl = self._verdict_ttl
             try:
                 common_name, organizations = certificate_subject(der)
-                verdict = (verify_chain(der, ca_pem), common_name, organizations)
+                verdict = (verify_chain(der, ca_pem, now=wall), common_name, organizations)
+                if verdict[0]:  # a trusted verdict must not outlive the certificate (or its CA)
+                    ttl = min(ttl, _seconds_valid(der, ca_pem, wall))
             except ValueError:
                 verdict = (False, "", ())
-            self._verdicts.put(key, verdict, expires_at=now + self._verdict_ttl)
+            self._verdicts.put(key, verdict, expires_at=now + ttl)
         return verdict
 
     async def authenticate(self, *, peer_cert_der: bytes | None,
@@ -185,6 +193,13 @@ class Authenticator:
         if not result.authenticated or result.user is None:
             raise _Failed(f"bearer: {result.error or 'token rejected'}")
         return result.user
+
+
+def _seconds_valid(der: bytes, ca_pem: bytes, wall: dt.datetime) -> float:
+    """Seconds until the leaf, or the first still-valid CA of the bundle, expires."""
+    ends = [x509.load_der_x509_certificate(der).not_valid_after_utc]
+    ends += [ca.not_valid_after_utc for ca in load_pem_certificates(ca_pem) if ca.not_valid_after_utc >= wall]
+    return (min(ends) - wall).total_seconds()
 
 
 def _first(headers: MultiMapping[str], names: tuple[str, ...]) -> str:
