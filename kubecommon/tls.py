@@ -145,11 +145,14 @@ def load_pem_certificates(pem: bytes) -> list[x509.Certificate]:
 
 
 def certificate_subject(der: bytes) -> tuple[str, tuple[str, ...]]:
-    """(common name, organizations) of a DER certificate: user name and groups for x509 auth."""
+    """(common name, organizations) of a DER certificate: user name and groups for x509 auth.
+
+    With several CN attributes the LAST one counts, as in Go's `pkix.Name.CommonName`, so the name
+    is the one kube-apiserver and CSR approvers see for the same certificate."""
     cert = x509.load_der_x509_certificate(der)
     common_names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     orgs = cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
-    return (str(common_names[0].value) if common_names else "",
+    return (str(common_names[-1].value) if common_names else "",
             tuple(str(org.value) for org in orgs))
 
 

@@ -203,3 +203,84 @@ async def test_malformed_allowed_names_in_the_configmap_refuse_the_front_proxy(p
     auth = Authenticator(merge_settings(AuthMaterial(), cluster), None)
     with pytest.raises(Unauthorized):
         await auth.authenticate(peer_cert_der=pki.der(pki.front_proxy_wrong_cn), headers=headers(*IDENTITY))
+
+
+class Clocks:
+    """The authenticator's two clocks moved together: monotonic (cache) and wall (validity)."""
+
+    def __init__(self, wall):
+        self.wall, self.mono = wall, 1000.0
+
+    def advance(self, seconds):
+        import datetime as dt
+        self.wall += dt.timedelta(seconds=seconds)
+        self.mono += seconds
+
+
+@pytest.mark.parametrize("later, expected", [
+    pytest.param(20, "alice", id="still valid: the remembered verdict is used"),
+    pytest.param(45, None, id="expired 15 s ago, within the verdict cache's 60 s: 401"),
+])
+async def test_a_certificate_that_expires_is_refused_at_once(pki, later, expected):
+    """x509.Verify checks validity on every request; a remembered 'trusted' verdict must not
+    outlive the certificate (it kept an expired certificate working for up to a minute)."""
+    import datetime as dt
+
+    from kubecommon import tls
+
+    start = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    # issue_certificate backdates one hour: valid from start-1d+30s to start+30s
+    expiring = tls.issue_certificate(pki.client_ca, "alice", server=False, client=True, key_algorithm="ecdsa",
+                                     now=start + dt.timedelta(hours=1, seconds=30) - dt.timedelta(days=1), days=1)
+    clocks = Clocks(start)
+    auth = Authenticator(merge_settings(AuthMaterial(client_ca_pem=pki.client_ca.cert_pem), None), None,
+                         clock=lambda: clocks.mono, wall_clock=lambda: clocks.wall)
+    assert (await auth.authenticate(peer_cert_der=pki.der(expiring), headers=headers())).name == "alice"
+    clocks.advance(later)
+    if expected is None:
+        with pytest.raises(Unauthorized):
+            await auth.authenticate(peer_cert_der=pki.der(expiring), headers=headers())
+    else:
+        assert (await auth.authenticate(peer_cert_der=pki.der(expiring), headers=headers())).name == expected
+
+
+def _multi_cn_certificate(ca, common_names):
+    """A client certificate whose subject carries several CN attributes, in this order."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
+    now = dt.datetime.now(dt.timezone.utc)
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn) for cn in common_names]))
+            .issuer_name(ca.certificate.subject).public_key(ec.generate_private_key(ec.SECP256R1()).public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.DER)
+
+
+@pytest.mark.parametrize("ca_name, common_names, expected", [
+    pytest.param("client_ca", ("system:admin", "alice"), "alice",
+                 id="client cert: the user is the LAST CN, as Go's pkix.Name.CommonName"),
+    pytest.param("front_proxy_ca", ("front-proxy-client", "intruder"), None,
+                 id="front proxy: allowed-names is checked against the last CN"),
+    pytest.param("front_proxy_ca", ("intruder", "front-proxy-client"), "bob",
+                 id="front proxy: last CN allowed"),
+])
+async def test_several_common_names_are_read_like_kube_apiserver(authenticator, pki, ca_name, common_names,
+                                                                 expected):
+    """kube-apiserver (and the CSR approvers) see the last CN of a subject; reading the first one
+    made the adapter see a different identity than the rest of the cluster for the same cert."""
+    der = _multi_cn_certificate(getattr(pki, ca_name), common_names)
+    if expected is None:
+        with pytest.raises(Unauthorized):
+            await authenticator.authenticate(peer_cert_der=der, headers=headers(*IDENTITY))
+        return
+    user = await authenticator.authenticate(peer_cert_der=der, headers=headers(*IDENTITY))
+    assert user.name == expected
