@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from kubecommon.kube.client import KubeClient
-from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
+from kubecommon.kube.errors import KubeAPIError, KubeError, KubeUnavailable
 from kubecommon.kube.identity import UserInfo
 from kubecommon.kube.ttlcache import TTLCache
 from kubecommon.singleflight import SingleFlight
@@ -52,6 +52,19 @@ class AccessDecision:
     denied: bool = False
     reason: str = ""
     evaluation_error: str = ""
+
+
+def _status(answer: Mapping[str, Any], kind: str, *flags: str) -> Mapping[str, Any]:
+    """The answer's `status`, refused (KubeError: a failed review, never a yes) when it or one of
+    its boolean `flags` has another JSON type, which Go's decoder would reject."""
+    status = answer.get("status") or {}
+    if not isinstance(status, Mapping):
+        raise KubeError(f"malformed {kind} answer: status is {type(status).__name__}, not an object")
+    for flag in flags:
+        value = status.get(flag)
+        if value is not None and not isinstance(value, bool):  # null decodes as false in Go
+            raise KubeError(f"malformed {kind} answer: status.{flag} is {value!r}, not a boolean")
+    return status
 
 
 def _transient(err: Exception) -> bool:
@@ -128,7 +141,7 @@ class TokenReviewer:
             spec["audiences"] = list(self._audiences)
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec}
         answer = await self._client.post("/apis/authentication.k8s.io/v1/tokenreviews", body)
-        status = answer.get("status") or {}
+        status = _status(answer, "TokenReview", "authenticated")
         if not status.get("authenticated"):
             return TokenResult(authenticated=False, error=str(status.get("error") or "token not authenticated"))
         return TokenResult(authenticated=True, user=UserInfo.from_review(status.get("user") or {}))
@@ -156,7 +169,7 @@ class SubjectAccessReviewer:
     async def _fetch(self, spec: Mapping[str, Any]) -> AccessDecision:
         body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": dict(spec)}
         answer = await self._client.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", body)
-        status = answer.get("status") or {}
+        status = _status(answer, "SubjectAccessReview", "allowed", "denied")
         return AccessDecision(allowed=bool(status.get("allowed")), denied=bool(status.get("denied")),
                               reason=str(status.get("reason") or ""),
                               evaluation_error=str(status.get("evaluationError") or ""))

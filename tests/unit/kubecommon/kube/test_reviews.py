@@ -138,3 +138,39 @@ async def test_one_deadline_bounds_a_review_and_all_its_retries_against_a_silent
         finally:
             silent.set()
             await client.close()
+
+
+@pytest.mark.parametrize("which, status", [
+    pytest.param("SubjectAccessReview", {"allowed": "false"}, id="SAR allowed as a string"),
+    pytest.param("SubjectAccessReview", {"allowed": 1}, id="SAR allowed as a number"),
+    pytest.param("SubjectAccessReview", ["allowed"], id="SAR status not an object"),
+    pytest.param("TokenReview", {"authenticated": "false", "user": {"username": "admin"}},
+                 id="TokenReview authenticated as a string"),
+])
+async def test_an_answer_that_is_not_a_boolean_is_a_failed_review_not_a_yes(which, status):
+    """kube-apiserver's Go client cannot decode a non-boolean `allowed`/`authenticated` and the
+    request fails; reading it as truthy let a malformed answer ("false") through as allowed."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    from kubecommon.kube.client import KubeClient
+    from kubecommon.kube.config import KubeConfig
+    from kubecommon.kube.errors import KubeError
+
+    async def answer(request):
+        return web.json_response({**await request.json(), "status": status}, status=201)
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", answer)
+    async with TestServer(app, host="127.0.0.1") as server:
+        client = KubeClient(KubeConfig(server=str(server.make_url("")).rstrip("/"), token="t"), timeout=2)
+        await client.start()
+        try:
+            if which == "TokenReview":
+                call = TokenReviewer(client, clock=Clock(), sleep=no_sleep).review("token")
+            else:
+                call = SubjectAccessReviewer(client, clock=Clock(), sleep=no_sleep).review({"user": "u"})
+            with pytest.raises(KubeError, match="malformed"):
+                await call
+        finally:
+            await client.close()
