@@ -1,8 +1,9 @@
 """Async Kubernetes REST client on aiohttp: JSON GET/POST and streamed watches.
 
 Job: one pooled session per API server identity; bearer tokens (static or a rotating token
-file re-read every minute), client certificates, CA verification, the cluster's proxy-url, kubeconfig `exec` plugins
-(token or client certificate, re-run off the event loop when expired or answered 401); non-2xx answers become
+file re-read every minute), client certificates, CA verification, the cluster's proxy-url,
+the user's impersonation headers, kubeconfig `exec` plugins (token or client certificate, re-run
+without blocking the event loop when expired or answered 401); non-2xx answers become
 `KubeAPIError` carrying the server's typed `StatusError`; transport failures and timeouts
 become `KubeUnavailable`. Watch streams are split into JSON events without aiohttp's line-size
 limit (one event can be a large object).
@@ -24,6 +25,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+from multidict import CIMultiDict
 
 from kubecommon.kube.config import KubeConfig
 from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
@@ -63,7 +65,8 @@ class KubeClient:
         connector = aiohttp.TCPConnector(ssl=ssl_ctx, limit=64) if cfg.server.startswith("https") \
             else aiohttp.TCPConnector(limit=64)
         old, self._session_cert = self._session, (cert_file, key_file)
-        self._session = aiohttp.ClientSession(connector=connector, headers={"User-Agent": self._user_agent})
+        headers = CIMultiDict([("User-Agent", self._user_agent), *cfg.impersonation])
+        self._session = aiohttp.ClientSession(connector=connector, headers=headers)
         if old is not None:  # requests in flight on it finish; it closes after two timeouts
             self._retired.add(old)
             asyncio.get_running_loop().call_later(2 * self._timeout, self._close_retired, old)

@@ -5,7 +5,8 @@ merges it: missing and empty files skipped, the first file to name a cluster, co
 the first to set current-context win; relative paths resolve against the file that named them),
 pick the current or named context, and turn cluster and user into a frozen `KubeConfig`: server,
 CA, client certificate, token, token file (kept as a path: bound tokens rotate), basic auth,
-insecure-skip-tls-verify, tls-server-name, an http(s) proxy-url (socks5 refused), and an `exec`
+insecure-skip-tls-verify, tls-server-name, an http(s) proxy-url (socks5 refused), impersonation
+(`as`, `as-groups`, ...), and an `exec`
 credential plugin (`exec_auth.ExecPlugin`, run later by the client, without blocking the event
 loop). Inline `*-data` certificates are written to 0600 files because
 `ssl.SSLContext.load_cert_chain` only reads files. Also the in-cluster environment
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import yaml
 
@@ -51,6 +53,7 @@ class KubeConfig:
     password: str | None = None
     tls_server_name: str | None = None
     proxy_url: str | None = None  # the cluster's proxy-url (http or https)
+    impersonation: tuple[tuple[str, str], ...] = ()  # Impersonate-* headers from the user's `as*`
     exec_plugin: ExecPlugin | None = None  # run by the client when it needs a credential
     source: str = ""
 
@@ -154,6 +157,18 @@ def _ca_pem(cluster: Mapping[str, Any], cluster_dir: str, where: str) -> bytes |
     return pem
 
 
+def _impersonation(user: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The `Impersonate-*` headers kubectl sends for the user's `as`, `as-uid`, `as-groups` and
+    `as-user-extra` (extra keys escaped as client-go escapes them)."""
+    headers = [("Impersonate-User", str(user["as"]))] if user.get("as") else []
+    if user.get("as-uid"):
+        headers.append(("Impersonate-Uid", str(user["as-uid"])))
+    headers += [("Impersonate-Group", str(group)) for group in user.get("as-groups") or ()]
+    for key, values in (user.get("as-user-extra") or {}).items():
+        headers += [(f"Impersonate-Extra-{quote(str(key), safe='')}", str(value)) for value in values or ()]
+    return tuple(headers)
+
+
 def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any], user_dir: str,
            source: str, *, cluster_name: str) -> KubeConfig:
     server = cluster.get("server")
@@ -182,8 +197,8 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
         token=user.get("token") or None,
         token_file=token_file,
         username=user.get("username"), password=user.get("password"),
-        tls_server_name=cluster.get("tls-server-name"), proxy_url=proxy_url, exec_plugin=exec_plugin,
-        source=source,
+        tls_server_name=cluster.get("tls-server-name"), proxy_url=proxy_url,
+        impersonation=_impersonation(user), exec_plugin=exec_plugin, source=source,
     )
 
 

@@ -166,3 +166,34 @@ async def test_a_watch_answered_401_gets_a_fresh_exec_credential_next_time(serve
     assert (tmp_path / "runs").read_text().split() == ["client.authentication.k8s.io/v1"] * 2
 
 
+
+
+async def _whoami(config) -> tuple[str, list[str]]:
+    client = KubeClient(config, timeout=10.0)
+    await client.start()
+    try:
+        review = await client.post("/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                   {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    finally:
+        await client.close()
+    info = review["status"]["userInfo"]
+    return info["username"], sorted(info.get("groups") or [])
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+async def test_a_kubeconfig_user_that_impersonates_is_who_kubectl_is(kube_standin, tmp_path):
+    """`as` / `as-groups` in the kubeconfig user: kubectl acts as that identity, so must we."""
+    doc = yaml.safe_load(kube_standin.kubeconfig.read_text())
+    doc["current-context"] = "standin"
+    admin = next(c["context"]["user"] for c in doc["contexts"] if c["name"] == "standin")
+    for user in doc["users"]:
+        if user["name"] == admin:
+            user["user"].update({"as": "jane", "as-groups": ["team-a", "team-b"]})
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    whoami = kube_standin.kubectl("auth", "whoami", "-o", "json", kubeconfig=path)
+    import json
+    expected = json.loads(whoami.stdout)["status"]["userInfo"]
+    assert expected["username"] == "jane"
+    assert await _whoami(load_kube_config(path)) == ("jane", sorted(expected.get("groups") or []))
