@@ -123,7 +123,8 @@ def load_kube_config(path: str | Path, *, context: str | None = None) -> KubeCon
     from kubernetes.config.config_exception import ConfigException
 
     try:
-        return _build(cluster, cluster_dir, user, user_dir, source, cluster_name=str(ctx.get("cluster", "")))
+        return _build(cluster, cluster_dir, user, user_dir, source, cluster_name=str(ctx.get("cluster", "")),
+                      user_name=str(ctx.get("user", "")))
     except (OSError, ValueError, ConfigException) as err:
         if isinstance(err, KubeConfigError):
             raise
@@ -170,7 +171,7 @@ def _impersonation(user: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any], user_dir: str,
-           source: str, *, cluster_name: str) -> KubeConfig:
+           source: str, *, cluster_name: str, user_name: str) -> KubeConfig:
     server = cluster.get("server")
     if not server:
         raise KubeConfigError(f"{source}: cluster has no server")
@@ -179,6 +180,10 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
     if proxy_url and not str(proxy_url).startswith(("http://", "https://")):
         raise KubeConfigError(f"{source}: proxy-url {proxy_url}: only http and https proxies are supported "
                               "(kubectl also takes socks5)")
+    has_cert = bool(user.get("client-certificate") or user.get("client-certificate-data"))
+    if has_cert != bool(user.get("client-key") or user.get("client-key-data")):
+        half, other = ("client-certificate", "client-key") if has_cert else ("client-key", "client-certificate")
+        raise KubeConfigError(f"{source}: user {user_name!r}: {half} needs {other} or {other}-data")
     scratch = tempfile.mkdtemp(prefix="kubeconfig-")  # 0700: inline keys land in 0600 files here
     token_file = os.path.join(user_dir, user["tokenFile"]) if user.get("tokenFile") else None
     if token_file and not user.get("token"):

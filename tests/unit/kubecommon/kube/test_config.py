@@ -150,3 +150,15 @@ clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:1", {cluster_line}}}
 """)
     with pytest.raises(KubeConfigError, match=f"cluster 'c': {message}"):
         load_kube_config(path)
+
+
+@pytest.mark.parametrize("user, message", [
+    pytest.param("{client-certificate: c.crt}", "user 'u': client-certificate needs client-key or client-key-data",
+                 id="certificate without key"),
+    pytest.param("{client-key-data: eA==}", "user 'u': client-key needs client-certificate or client-certificate-data",
+                 id="key without certificate"),
+])
+def test_half_a_client_certificate_is_refused_at_load_like_kubectl(tmp_path, user, message):
+    (tmp_path / "c.crt").write_text("x")
+    with pytest.raises(KubeConfigError, match=message):
+        load_kube_config(kubeconfig(tmp_path, user))
