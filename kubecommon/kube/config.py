@@ -176,6 +176,10 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
     if not server:
         raise KubeConfigError(f"{source}: cluster has no server")
     ca_pem = _ca_pem(cluster, cluster_dir, f"{source}: cluster {cluster_name!r}")
+    insecure = cluster.get("insecure-skip-tls-verify", False)
+    if not isinstance(insecure, bool):  # kubectl refuses the file; a quoted "false" is truthy
+        raise KubeConfigError(f"{source}: cluster {cluster_name!r}: insecure-skip-tls-verify must be true or "
+                              f"false, not {insecure!r}")
     proxy_url = cluster.get("proxy-url") or None
     if proxy_url and not str(proxy_url).startswith(("http://", "https://")):
         raise KubeConfigError(f"{source}: proxy-url {proxy_url}: only http and https proxies are supported "
@@ -196,7 +200,7 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
         exec_plugin = ExecPlugin.from_kubeconfig(user["exec"], cwd=user_dir, cluster=cluster, ca_pem=ca_pem)
     return KubeConfig(
         server=str(server).rstrip("/"), ca_pem=ca_pem,
-        insecure=bool(cluster.get("insecure-skip-tls-verify")),
+        insecure=insecure,
         client_cert_file=_file_or_data(user, "client-certificate", user_dir, scratch),
         client_key_file=_file_or_data(user, "client-key", user_dir, scratch),
         token=user.get("token") or None,

@@ -84,6 +84,8 @@ class ExecPlugin:
         if stanza.get("interactiveMode") not in (None, "", "Never", "IfAvailable"):
             raise ValueError(f"exec: interactiveMode {stanza['interactiveMode']!r} is not one of Never, "
                              "IfAvailable, Always")
+        if not isinstance(stanza.get("provideClusterInfo", False), bool):
+            raise ValueError("exec: 'provideClusterInfo' must be true or false")
         args = stanza.get("args") or []
         env = stanza.get("env") or []
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):

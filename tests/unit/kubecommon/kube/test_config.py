@@ -162,3 +162,16 @@ def test_half_a_client_certificate_is_refused_at_load_like_kubectl(tmp_path, use
     (tmp_path / "c.crt").write_text("x")
     with pytest.raises(KubeConfigError, match=message):
         load_kube_config(kubeconfig(tmp_path, user))
+
+
+@pytest.mark.parametrize("value", ['"false"', '"true"', "1"])
+def test_a_non_boolean_insecure_skip_tls_verify_is_refused_like_kubectl(tmp_path, value):
+    """kubectl refuses the file; reading a quoted "false" as true would turn verification off."""
+    with pytest.raises(KubeConfigError, match="cluster 'c': insecure-skip-tls-verify must be true or false"):
+        load_kube_config(kubeconfig(tmp_path, "{token: abc}", f"    insecure-skip-tls-verify: {value}"))
+
+
+@pytest.mark.parametrize("value, insecure", [("true", True), ("false", False)])
+def test_a_boolean_insecure_skip_tls_verify_is_read(tmp_path, value, insecure):
+    assert load_kube_config(kubeconfig(tmp_path, "{token: abc}", f"    insecure-skip-tls-verify: {value}")).insecure \
+        is insecure

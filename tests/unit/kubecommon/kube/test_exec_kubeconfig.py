@@ -314,3 +314,9 @@ async def test_provide_cluster_info_gives_the_plugin_what_kubectl_gives_it(tmp_p
     ours = json.loads((tmp_path / "info.json").read_text())
     assert from_kubectl["spec"]["cluster"]["certificate-authority-data"] == base64.b64encode(ca_pem).decode()
     assert ours == from_kubectl
+
+
+def test_a_quoted_provide_cluster_info_is_refused_like_kubectl(tmp_path):
+    with pytest.raises(ValueError, match="'provideClusterInfo' must be true or false"):
+        ExecPlugin.from_kubeconfig({"apiVersion": V1, "command": "x", "provideClusterInfo": "false"},
+                                   cwd=str(tmp_path), cluster={"server": "https://x"})
