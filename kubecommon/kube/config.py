@@ -22,7 +22,7 @@ import base64
 import os
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -47,10 +47,11 @@ class KubeConfig:
     insecure: bool = False
     client_cert_file: str | None = None
     client_key_file: str | None = None
-    token: str | None = None
+    # secrets stay out of repr(): a config in a log line or a traceback must not leak them
+    token: str | None = field(default=None, repr=False)
     token_file: str | None = None  # re-read periodically: bound tokens rotate
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     tls_server_name: str | None = None
     proxy_url: str | None = None  # the cluster's proxy-url (http or https)
     impersonation: tuple[tuple[str, str], ...] = ()  # Impersonate-* headers from the user's `as*`

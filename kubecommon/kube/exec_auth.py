@@ -23,7 +23,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubecommon import kubetime
@@ -64,7 +64,7 @@ class ExecPlugin:
     api_version: str
     command: str
     args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold secrets: not in repr()
     cwd: str = ""  # the kubeconfig's directory: a command holding a `/` resolves against it
     cluster: Mapping[str, Any] | None = None  # spec.cluster, set when provideClusterInfo is true
     install_hint: str = ""

@@ -175,3 +175,17 @@ def test_a_non_boolean_insecure_skip_tls_verify_is_refused_like_kubectl(tmp_path
 def test_a_boolean_insecure_skip_tls_verify_is_read(tmp_path, value, insecure):
     assert load_kube_config(kubeconfig(tmp_path, "{token: abc}", f"    insecure-skip-tls-verify: {value}")).insecure \
         is insecure
+
+
+def test_secrets_stay_out_of_repr() -> None:
+    """A config or exec stanza in a log line or traceback shows where it came from, not its secrets."""
+    from kubecommon.kube.config import KubeConfig
+    from kubecommon.kube.exec_auth import ExecPlugin
+
+    plugin = ExecPlugin(api_version="client.authentication.k8s.io/v1", command="get-token",
+                        env=(("AWS_SECRET_ACCESS_KEY", "s3cr3t-env"),))
+    config = KubeConfig(server="https://k8s:6443", token="s3cr3t-token", username="admin", password="s3cr3t-pw",
+                        exec_plugin=plugin, source="/home/me/.kube/config")
+    shown = repr(config)
+    assert "https://k8s:6443" in shown and "get-token" in shown and "/home/me/.kube/config" in shown
+    assert "s3cr3t" not in shown
