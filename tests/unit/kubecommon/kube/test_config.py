@@ -4,7 +4,8 @@ import base64
 
 import pytest
 
-from kubecommon.kube.config import KubeConfigError, in_cluster_config, load_kube_config
+from kubecommon.kube.config import KubeConfig, KubeConfigError, in_cluster_config, load_kube_config
+from kubecommon.kube.exec_auth import ExecPlugin
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
@@ -179,9 +180,6 @@ def test_a_boolean_insecure_skip_tls_verify_is_read(tmp_path, value, insecure):
 
 def test_secrets_stay_out_of_repr() -> None:
     """A config or exec stanza in a log line or traceback shows where it came from, not its secrets."""
-    from kubecommon.kube.config import KubeConfig
-    from kubecommon.kube.exec_auth import ExecPlugin
-
     plugin = ExecPlugin(api_version="client.authentication.k8s.io/v1", command="get-token",
                         env=(("AWS_SECRET_ACCESS_KEY", "s3cr3t-env"),))
     config = KubeConfig(server="https://k8s:6443", token="s3cr3t-token", username="admin", password="s3cr3t-pw",
