@@ -65,6 +65,9 @@ class Template:
     source: str
     nodes: tuple[Node, ...]
     root_fields: tuple[str, ...] = field(default=())
+    #: the root is handed on whole somewhere (`<<.>>`, `<<with .>>`, `$r := .`, `$`), so any field
+    #: may be read through it
+    reads_whole_root: bool = False
 
     def render(self, data: Mapping[str, Any]) -> str:
         try:
@@ -73,8 +76,8 @@ class Template:
             raise TemplateExecError(str(err)) from None
 
     def references(self, name: str) -> bool:
-        """True if the template reads root field `name` anywhere (e.g. `LabelValuesByName`)."""
-        return name in self.root_fields
+        """True if the template may read root field `name` anywhere (e.g. `LabelValuesByName`)."""
+        return self.reads_whole_root or name in self.root_fields
 
     def index_keys(self, name: str) -> tuple[str, ...]:
         """Literal keys read from root map field `name`: `index .name "k"` and `.name.k`."""
@@ -94,7 +97,9 @@ def parse(source: str, *, fields: Mapping[str, str] | None = None) -> Template:
     nodes = parser.parse_list(top=True)
     used: set[str] = set()
     _check_fields(nodes, fields, used, dot_is_root=True)
-    return Template(source=source, nodes=tuple(nodes), root_fields=tuple(sorted(used)))
+    whole = _WHOLE_ROOT in used
+    used.discard(_WHOLE_ROOT)
+    return Template(source=source, nodes=tuple(nodes), root_fields=tuple(sorted(used)), reads_whole_root=whole)
 
 
 # --- lexing ---------------------------------------------------------------------------------
@@ -352,9 +357,14 @@ def _check_fields(nodes: Any, fields: Mapping[str, str] | None, used: set[str], 
             _check_fields(node.else_body, fields, used, dot_is_root=dot_is_root)
 
 
+_WHOLE_ROOT = "."  # in `used`: the root value itself is passed on, not one of its fields
+
+
 def _check_pipeline(pipe: Pipeline, fields: Mapping[str, str] | None, used: set[str], dot_is_root: bool) -> None:
     for command in pipe.commands:
         for arg in command.args:
+            if (isinstance(arg, Dot) and dot_is_root) or arg == Variable("$"):
+                used.add(_WHOLE_ROOT)
             chain: tuple[str, ...] = ()
             if isinstance(arg, FieldChain) and dot_is_root:
                 chain = arg.chain

@@ -55,6 +55,8 @@ def go_print(value: Any) -> str:
         return "<nil>"
     if isinstance(value, (list, tuple)):
         return "[" + " ".join(go_print(item) for item in value) + "]"
+    if isinstance(value, Struct):  # fmt.Sprint of a struct: its fields in declaration order
+        return "{" + " ".join(go_print(item) for item in value.fields.values()) + "}"
     if isinstance(value, Mapping):
         return "map[" + " ".join(f"{go_print(k)}:{go_print(value[k])}" for k in sorted(value)) + "]"
     if isinstance(value, float):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapter.rules import gotemplate
-from adapter.rules.template_args import QUERY_FIELDS
+from adapter.rules.template_args import QUERY_FIELDS, query_template_args
 
 DATA = {
     "Series": "http_requests_total",
@@ -80,6 +80,28 @@ def test_parse_errors(template: str, message: str) -> None:
 def test_errors_the_static_field_check_cannot_see_fail_at_render(template: str, message: str) -> None:
     with pytest.raises(gotemplate.TemplateExecError, match=message):
         render(template)
+
+
+@pytest.mark.parametrize("template", [
+    pytest.param("<<.>>", id="dot"), pytest.param('<<printf "%v" .>>', id="printf %v"),
+    pytest.param("<<print $>>", id="print dollar"),
+])
+def test_the_root_struct_prints_as_go_prints_a_struct(template: str) -> None:
+    """fmt.Sprint of a struct: `{field field ...}` in declaration order, as Go's template does."""
+    args = query_template_args(series="up", label_matchers='pod="a"', values_by_name={"pod": "a"},
+                               group_by="pod", group_by_slice=["pod"])
+    assert gotemplate.parse(template).render(args) == '{up pod="a" map[pod:a] pod [pod]}'  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("template", [
+    pytest.param("<<with .>><<.Series>><<end>>", id="with dot"),
+    pytest.param("<<$r := .>><<$r.Series>>", id="root in a variable"),
+    pytest.param("<<with .GroupBy>><<with $>><<.Series>><<end>><<end>>", id="dollar inside with"),
+    pytest.param("<<.>>", id="dot printed"),
+])
+def test_a_template_handing_on_the_whole_root_may_read_every_field(template: str) -> None:
+    parsed = gotemplate.parse(template, fields=QUERY_FIELDS)
+    assert all(parsed.references(name) for name in QUERY_FIELDS)
 
 
 def test_references_and_index_keys_are_reported() -> None:

@@ -142,6 +142,24 @@ def test_label_values_by_name_refuses_values_that_could_break_out_of_the_templat
     assert build("<<.LabelMatchers>>", names=["a'b"]) == "resource=\"a'b\""  # quoted: fine
 
 
+@pytest.mark.parametrize("template", [
+    pytest.param('<<with .>>x{pod="<<index .LabelValuesByName "resource">>"}<<end>>', id="with dot"),
+    pytest.param('<<with $>>x{pod="<<.LabelValuesByName.resource>>"}<<end>>', id="with dollar"),
+    pytest.param('<<$r := .>>x{pod="<<index $r.LabelValuesByName "resource">>"}', id="root in a variable"),
+    pytest.param('<<with .Series>><<with $>>x{pod="<<.LabelValuesByName.resource>>"}<<end>><<end>>',
+                 id="dollar inside with"),
+    pytest.param('x{pod="<<.>>"}', id="the whole root printed"),
+    pytest.param('x{pod="<<printf "%v" $>>"}', id="the whole root through printf"),
+])
+def test_label_values_by_name_is_guarded_however_the_template_reaches_it(template: str) -> None:
+    """The root handed on whole (`with .`, `$r := .`, `<<.>>`) still reads .LabelValuesByName:
+    a request's object name must not be pasted into the query raw through it."""
+    with pytest.raises(query.InvalidLabelValue):
+        build(template, names=['a"}or vector(1)#'])
+    assert build('<<with .>>x{pod="<<index .LabelValuesByName "resource">>"}<<end>>',
+                 names=["web-0"]) == 'x{pod="web-0"}'
+
+
 def test_query_size_is_bounded() -> None:
     names = [f"pod-{i:05d}" for i in range(20000)]
     with pytest.raises(query.QueryTooLarge, match="limit") as err:
