@@ -38,6 +38,8 @@ __all__ = [
 ]
 
 DEFAULT_WINDOW_SECONDS = 60.0  # upstream's metricServerDefaultMetricWindow for custom metrics
+_MAX_INT64 = 2**63 - 1
+_MAX_MILLI_DIGITS = 16  # a value of 10^17 or more has a milli-value beyond int64
 
 
 class MalformedBody(ValueError):
@@ -74,15 +76,28 @@ def parse_duration(text: Any) -> float:
 
 
 def _milli(value: Any) -> int:
+    """The quantity's `MilliValue()`; a value that does not fit in int64 (where upstream's would
+    wrap) is refused, its size checked before the integer is built so a huge exponent is cheap."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError(f"not a quantity: {value!r}")
     try:
-        return Quantity.parse(str(value)).milli_value()
+        quantity = Quantity.parse(str(value))
     except QuantityError as err:
         raise ValueError(str(err)) from None
+    except ArithmeticError:  # an exponent beyond what decimal arithmetic holds
+        raise ValueError(f"out of range: {value!r}") from None
+    if quantity.value and quantity.value.adjusted() > _MAX_MILLI_DIGITS:
+        raise ValueError(f"out of range: {value!r}")
+    milli = quantity.milli_value()
+    if not -_MAX_INT64 <= milli <= _MAX_INT64:
+        raise ValueError(f"out of range: {value!r} (its milli-value does not fit in int64)")
+    return milli
 
 
 def _items(doc: Mapping[str, Any], list_kind: str) -> Sequence[Any]:
+    kind = doc.get("kind")
+    if kind not in (None, "", list_kind):  # another API's list (or a Status) is never read as this one
+        raise MalformedBody(f"malformed {list_kind}: kind: expected {list_kind}, got {kind!r}")
     items = doc.get("items")
     if items is None and doc.get("kind") == list_kind:
         return ()  # an empty list may be encoded with `items` omitted or null
@@ -160,6 +175,8 @@ def _window(item: Any, at: str) -> float:
     seconds = item["windowSeconds"]
     if isinstance(seconds, bool) or not isinstance(seconds, int):
         raise MalformedBody(f"malformed MetricValueList: {at}.windowSeconds: expected an integer, got {seconds!r}")
+    if not -_MAX_INT64 - 1 <= seconds <= _MAX_INT64:
+        raise MalformedBody(f"malformed MetricValueList: {at}.windowSeconds: expected an int64, got a larger integer")
     return float(seconds)
 
 

@@ -51,6 +51,33 @@ def _with(base: dict, **changes) -> dict:
                  "malformed MetricValueList: items[0].timestamp: RFC 3339 time without a zone", id="naive-timestamp"),
     pytest.param(QUEUE, EXTERNAL_PATH, {"items": [{"value": True, "timestamp": "2026-11-25T18:00:00Z"}]},
                  "malformed ExternalMetricValueList: items[0].value: not a quantity: True", id="boolean-value"),
+    # A value the HPA cannot hold as an int64 milli-value is refused, never read as a huge number,
+    # and never raised out of the port: an exponent beyond decimal arithmetic included.
+    pytest.param(QUEUE, EXTERNAL_PATH, {"items": [{"value": "1e999999", "timestamp": "2026-11-25T18:00:00Z"}]},
+                 "malformed ExternalMetricValueList: items[0].value: out of range: '1e999999'", id="exponent-overflow"),
+    pytest.param(QUEUE, EXTERNAL_PATH, {"items": [{"value": "1e2147483648", "timestamp": "2026-11-25T18:00:00Z"}]},
+                 "malformed ExternalMetricValueList: items[0].value: out of range: '1e2147483648'", id="exponent-invalid"),
+    pytest.param(RPS, PODS_PATH, {"items": [_with(ITEM, value="1e400")]},
+                 "malformed MetricValueList: items[0].value: out of range: '1e400'", id="beyond-int64-milli"),
+    pytest.param(CPU, RESOURCE_PATH, {"items": [_with(POD, containers=[{"name": "app", "usage": {"cpu": "9223372036854775808m"}}])]},
+                 "malformed PodMetricsList: items[0].containers[0].usage.cpu: out of range: '9223372036854775808m'",
+                 id="one-past-int64-milli"),
+    pytest.param(DEPLOY, OBJECT_PATH, {"items": [_with(ITEM, value="1e900000")]},
+                 "malformed MetricValueList: items[0].value: out of range: '1e900000'", id="huge-exponent-no-hang"),
+    pytest.param(RPS, PODS_PATH, {"items": [_with(ITEM, windowSeconds=10**400)]},
+                 "malformed MetricValueList: items[0].windowSeconds: expected an int64", id="window-beyond-float"),
+    pytest.param(RPS, PODS_PATH, {"items": [_with(ITEM, windowSeconds=2**63)]},
+                 "malformed MetricValueList: items[0].windowSeconds: expected an int64", id="window-beyond-int64"),
+    # A body of another kind is refused even when its items look alike (upstream's decoder does).
+    pytest.param(DEPLOY, OBJECT_PATH, {"kind": "ExternalMetricValueList", "items": [
+                     {"metricName": "rps", "value": "5", "timestamp": "2026-11-25T18:00:00Z"}]},
+                 "malformed MetricValueList: kind: expected MetricValueList, got 'ExternalMetricValueList'",
+                 id="external-list-for-an-object"),
+    pytest.param(QUEUE, EXTERNAL_PATH, {"kind": "MetricValueList", "items": [ITEM]},
+                 "malformed ExternalMetricValueList: kind: expected ExternalMetricValueList, got 'MetricValueList'",
+                 id="custom-list-for-external"),
+    pytest.param(CPU, RESOURCE_PATH, {"kind": "Status", "apiVersion": "v1", "status": "Success"},
+                 "malformed PodMetricsList: kind: expected PodMetricsList, got 'Status'", id="status-with-200"),
 ])
 async def test_malformed_bodies_are_named(api, query, path, body, message):
     api.server.answer(path, 200, body)
