@@ -5,8 +5,9 @@
 * Pods: `GET /apis/custom.metrics.k8s.io/<v>/namespaces/<ns>/pods/*/<metric>` with `labelSelector`
   and `metricLabelSelector`, `<v>` the discovery-preferred version (v1beta2, v1beta1).
 * Object: the described object's kind mapped through discovery to `resource.group`, then
-  `.../namespaces/<ns>/<resource.group>/<name>/<metric>` (cluster-scoped kinds without the namespace
-  part; a core `Namespace` uses upstream's `.../namespaces/<ns>/metrics/<metric>`).
+  `.../namespaces/<ns>/<resource.group>/<name>/<metric>`, cluster-scoped kinds included (upstream's
+  client never leaves the autoscaler's namespace); a core `Namespace` uses upstream's
+  `.../namespaces/<ns>/metrics/<metric>`.
 * External: `GET /apis/external.metrics.k8s.io/v1beta1/namespaces/<ns>/<metric>?labelSelector=`.
 
 Every failure becomes a `FetchFailure` with upstream's wording ("unable to fetch metrics from custom
@@ -133,8 +134,8 @@ class AggregatedMetricsSource:
             return self._unresolved(CUSTOM_METRICS.group, "custom metrics", err,
                                     f"unable to map kind {group_kind} to resource: {err}", started)
         resource = qualified_resource(info.resource, info.group)
-        where = f"namespaces/{_seg(namespace)}/" if info.namespaced else ""
-        tail = f"{where}{_seg(resource)}/{_seg(ref.name)}/{metric}"
+        # Always in the autoscaler's namespace, cluster-scoped kinds too, as upstream asks.
+        tail = f"namespaces/{_seg(namespace)}/{_seg(resource)}/{_seg(ref.name)}/{metric}"
         return await self._custom_fetch(tail, params, resource, _exactly_one)
 
     async def _external_metric(self, namespace: str, query: MetricQuery) -> Observation:

@@ -81,8 +81,11 @@ async def test_pods_metric_without_values(api):
     pytest.param(ObjectRef(kind="Service", name="front", api_version="v1"),
                  "namespaces/shop/services/front/rps", ObjectSample(value=500, timestamp=TS_EPOCH),
                  id="core-kind-plain-resource"),
+    # upstream asks in the autoscaler's namespace whatever the kind's scope: an HPA never reads a
+    # metric outside its namespace (client-go custom_metrics NamespacedMetrics.GetForObject)
     pytest.param(ObjectRef(kind="Node", name="node-a", api_version="v1"),
-                 "nodes/node-a/rps", ObjectSample(value=500, timestamp=TS_EPOCH), id="cluster-scoped-kind"),
+                 "namespaces/shop/nodes/node-a/rps", ObjectSample(value=500, timestamp=TS_EPOCH),
+                 id="cluster-scoped-kind-still-in-the-autoscalers-namespace"),
     pytest.param(ObjectRef(kind="Namespace", name="ignored", api_version="v1"),
                  "namespaces/shop/metrics/rps", ObjectSample(value=500, timestamp=TS_EPOCH),
                  id="namespace-kind-uses-the-autoscalers-namespace"),
