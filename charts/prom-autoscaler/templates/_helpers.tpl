@@ -129,3 +129,15 @@ port is set + path.
 {{- end -}}
 {{- $total -}}
 {{- end -}}
+
+{{/*
+A Deployment's strategy: Helm merges user values over the default's rollingUpdate block, which
+kube-apiserver refuses with type Recreate, so it is dropped there.
+*/}}
+{{- define "prom-autoscaler.strategy" -}}
+{{- if eq (toString .type) "Recreate" -}}
+{{- toYaml (omit . "rollingUpdate") -}}
+{{- else -}}
+{{- toYaml . -}}
+{{- end -}}
+{{- end -}}
