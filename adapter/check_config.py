@@ -160,8 +160,16 @@ def _mapping_text(rule: CompiledRule | CompiledResourceQuery) -> str:
     return ", ".join(parts) or "none (no overrides, no template: the metric attaches to no object)"
 
 
+_SERIES_STAND_IN = "__series__"  # a classic metric name (the renderer takes no other), shown as <series>
+
+
 def _example_query(rule: CompiledRule, example: str | None) -> str:
-    series = example or "<series>"
+    if example:
+        return _render_example(rule, example)
+    return _render_example(rule, _SERIES_STAND_IN).replace(_SERIES_STAND_IN, "<series>")
+
+
+def _render_example(rule: CompiledRule, series: str) -> str:
     try:
         if rule.kind is RuleKind.EXTERNAL:
             promql = query.render_external(rule, series_name=series, namespace="default",

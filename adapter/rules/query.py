@@ -12,6 +12,8 @@ Safety, where we deliberately differ from upstream (see hack/conformance/deviati
   matches only itself (upstream passes them through as raw regex);
 - label names (selector keys, override labels, template output) must match
   `[a-zA-Z_][a-zA-Z0-9_]*` (upstream sends them to Prometheus, which fails the query);
+- a template reading `.Series` gets only a classic metric name (`[a-zA-Z_:][a-zA-Z0-9_:]*`):
+  Prometheus 3 accepts any UTF-8 name, which `<<.Series>>{...}` would paste in as PromQL;
 - values reaching `.LabelValuesByName` (pasted into the template verbatim by design) must be
   plain object-name characters when the template uses that field;
 - the rendered query is bounded in size (`QueryTooLarge`), instead of failing in Prometheus with
@@ -48,6 +50,7 @@ __all__ = [
     "InvalidLabelName",
     "InvalidLabelValue",
     "InvalidRuleLabel",
+    "InvalidSeriesName",
     "LabelLookup",
     "MissingLabelMapping",
     "PromQL",
@@ -108,10 +111,15 @@ class EmptyQuery(QueryError):
     pass
 
 
+class InvalidSeriesName(QueryError):
+    """A discovered series name that is no classic metric name (Prometheus data, not the request)."""
+
+
 class LabelLookup(Protocol):
     def label_for(self, resource: GroupResource) -> str: ...
 
 
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 # What may be pasted verbatim into a template through .LabelValuesByName: object-name characters.
 _PLAIN_VALUE = re.compile(r"[A-Za-z0-9._:@+-]*")
 
@@ -222,6 +230,9 @@ def build_query(
             raise  # a template that never reads the labels cannot fail on them (`series <<.Series>>`)
     if template.references("LabelValuesByName"):
         _check_plain_values(matchers.raw_values)
+    if series and template.references("Series") and not _METRIC_NAME.fullmatch(series):
+        raise InvalidSeriesName(f"series {series!r} is not a classic metric name; it cannot be pasted "
+                                "into the query as <<.Series>> (narrow the rule's seriesQuery)")
     args = query_template_args(series=series, label_matchers=",".join(matchers.exprs),
                                values_by_name=matchers.values_by_name, group_by=group_by,
                                group_by_slice=slice_)

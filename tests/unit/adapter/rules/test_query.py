@@ -176,6 +176,27 @@ def test_empty_query_and_template_failures_are_rule_errors() -> None:
         build("<<index .GroupBySlice 5>>", names=["p"])
 
 
+@pytest.mark.parametrize("series", [
+    pytest.param('up{a="b"} or vector(1)', id="selector and operator"),
+    pytest.param("x) or (vector(1)", id="parentheses"),
+    pytest.param("caf\u00e9_total", id="utf-8 name"),
+    pytest.param("1up", id="leading digit"),
+])
+def test_a_series_name_that_is_no_plain_metric_name_is_not_pasted_into_the_query(series: str) -> None:
+    """Prometheus 3 accepts any UTF-8 metric name (an exporter in any tenant can publish one),
+    while `<<.Series>>{...}` is only a selector for a classic name: refuse to build the query,
+    as a rule/data problem, instead of sending PromQL whose structure the name chose."""
+    with pytest.raises(query.InvalidSeriesName) as err:
+        build("sum(<<.Series>>{<<.LabelMatchers>>})", series=series, names=["p"])
+    assert not err.value.client_error
+    assert build("constant{<<.LabelMatchers>>}", series=series, names=["p"]) == 'constant{resource="p"}'
+
+
+@pytest.mark.parametrize("series", ["up", "http_requests_total", "node:cpu:rate5m", "_x"])
+def test_classic_metric_names_render(series: str) -> None:
+    assert build("<<.Series>>{<<.LabelMatchers>>}", series=series, names=["p"]) == f'{series}{{resource="p"}}'
+
+
 # series_registry_test.go: DefaultConfig(1m, "kube_") + its series, 12 exact queries.
 SERIES_PER_RULE = [
     [("container_some_time_seconds_total", {"pod", "namespace", "container"})],
