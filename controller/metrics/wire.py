@@ -40,6 +40,7 @@ __all__ = [
 DEFAULT_WINDOW_SECONDS = 60.0  # upstream's metricServerDefaultMetricWindow for custom metrics
 _MAX_INT64 = 2**63 - 1
 _MAX_MILLI_DIGITS = 16  # a value of 10^17 or more has a milli-value beyond int64
+_SHOWN_CHARS = 64  # how much of a bad value an error message quotes
 
 
 class MalformedBody(ValueError):
@@ -50,12 +51,20 @@ class NoMetrics(ValueError):
     """A well-formed answer that holds no usable value (upstream's "no metrics returned ...")."""
 
 
+def _shown(value: Any) -> str:
+    """`repr(value)`, cut short: the message becomes a condition and an event on every sync."""
+    text = repr(value)
+    if len(text) <= _SHOWN_CHARS:
+        return text
+    return f"{text[:_SHOWN_CHARS]}... ({len(text)} characters)"
+
+
 def parse_time(text: Any) -> float:
     """RFC 3339 (`2026-01-02T03:04:05Z`, fractions and offsets allowed) to epoch seconds.
 
     The rules are Go's, from `kubecommon.kubetime`; the error quotes the value for the field path."""
     if not isinstance(text, str):
-        raise ValueError(f"not an RFC 3339 time: {text!r}")
+        raise ValueError(f"not an RFC 3339 time: {_shown(text)}")
     try:
         return kubetime.parse_time(text)
     except kubetime.TimeError:
@@ -63,8 +72,8 @@ def parse_time(text: Any) -> float:
     try:
         kubetime.parse_time(zoned)
     except kubetime.TimeError:
-        raise ValueError(f"not an RFC 3339 time: {text!r}") from None
-    raise ValueError(f"RFC 3339 time without a zone: {text!r}")
+        raise ValueError(f"not an RFC 3339 time: {_shown(text)}") from None
+    raise ValueError(f"RFC 3339 time without a zone: {_shown(text)}")
 
 
 def parse_duration(text: Any) -> float:
@@ -72,32 +81,32 @@ def parse_duration(text: Any) -> float:
     try:
         return gotime.parse_duration(text)
     except gotime.DurationError:
-        raise ValueError(f"not a duration: {text!r}") from None
+        raise ValueError(f"not a duration: {_shown(text)}") from None
 
 
 def _milli(value: Any) -> int:
     """The quantity's `MilliValue()`; a value that does not fit in int64 (where upstream's would
     wrap) is refused, its size checked before the integer is built so a huge exponent is cheap."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError(f"not a quantity: {value!r}")
+        raise ValueError(f"not a quantity: {_shown(value)}")
     try:
         quantity = Quantity.parse(str(value))
-    except QuantityError as err:
-        raise ValueError(str(err)) from None
+    except QuantityError as err:  # its text quotes the whole value
+        raise ValueError(str(err).replace(repr(str(value)), _shown(str(value)))) from None
     except ArithmeticError:  # an exponent beyond what decimal arithmetic holds
-        raise ValueError(f"out of range: {value!r}") from None
+        raise ValueError(f"out of range: {_shown(value)}") from None
     if quantity.value and quantity.value.adjusted() > _MAX_MILLI_DIGITS:
-        raise ValueError(f"out of range: {value!r}")
+        raise ValueError(f"out of range: {_shown(value)}")
     milli = quantity.milli_value()
     if not -_MAX_INT64 <= milli <= _MAX_INT64:
-        raise ValueError(f"out of range: {value!r} (its milli-value does not fit in int64)")
+        raise ValueError(f"out of range: {_shown(value)} (its milli-value does not fit in int64)")
     return milli
 
 
 def _items(doc: Mapping[str, Any], list_kind: str) -> Sequence[Any]:
     kind = doc.get("kind")
     if kind not in (None, "", list_kind):  # another API's list (or a Status) is never read as this one
-        raise MalformedBody(f"malformed {list_kind}: kind: expected {list_kind}, got {kind!r}")
+        raise MalformedBody(f"malformed {list_kind}: kind: expected {list_kind}, got {_shown(kind)}")
     items = doc.get("items")
     if items is None and doc.get("kind") == list_kind:
         return ()  # an empty list may be encoded with `items` omitted or null
@@ -155,7 +164,7 @@ def _pod_metrics_item(item: Any, at: str, resource: str) -> PodMetricsItem:
 
 def _nonempty_str(value: Any) -> str:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"expected a non-empty string, got {value!r}")
+        raise ValueError(f"expected a non-empty string, got {_shown(value)}")
     return value
 
 
@@ -174,7 +183,8 @@ def _window(item: Any, at: str) -> float:
         return DEFAULT_WINDOW_SECONDS
     seconds = item["windowSeconds"]
     if isinstance(seconds, bool) or not isinstance(seconds, int):
-        raise MalformedBody(f"malformed MetricValueList: {at}.windowSeconds: expected an integer, got {seconds!r}")
+        raise MalformedBody(f"malformed MetricValueList: {at}.windowSeconds: expected an integer, "
+                            f"got {_shown(seconds)}")
     if not -_MAX_INT64 - 1 <= seconds <= _MAX_INT64:
         raise MalformedBody(f"malformed MetricValueList: {at}.windowSeconds: expected an int64, got a larger integer")
     return float(seconds)

@@ -197,3 +197,22 @@ async def test_discovery_failure_keeps_the_last_good_version(api):
     api.clock.now += 301  # ... when the cached choice is due for its re-check
     assert isinstance(await api.source.observe("shop", RPS, pod_selector=""), PodSamples)
     assert api.source.custom_metrics_version == "v1beta2"
+
+
+@pytest.mark.parametrize(("query", "path", "body"), [
+    pytest.param(QUEUE, EXTERNAL_PATH, {"items": [{"value": "x" * 100_000, "timestamp": "2026-11-25T18:00:00Z"}]},
+                 id="quantity"),
+    pytest.param(QUEUE, EXTERNAL_PATH, {"items": [{"value": "1" * 100_000, "timestamp": "2026-11-25T18:00:00Z"}]},
+                 id="quantity-out-of-range"),
+    pytest.param(RPS, PODS_PATH, {"items": [_with(ITEM, timestamp="x" * 100_000)]}, id="timestamp"),
+    pytest.param(CPU, RESOURCE_PATH, {"items": [_with(POD, window="x" * 100_000)]}, id="window"),
+    pytest.param(RPS, PODS_PATH, {"items": [_with(ITEM, describedObject={"name": ["x" * 100_000]})]}, id="pod-name"),
+    pytest.param(DEPLOY, OBJECT_PATH, {"kind": "x" * 100_000, "items": []}, id="kind"),
+])
+async def test_a_huge_bad_value_is_quoted_shortened(api, query, path, body):
+    """The failure becomes the autoscaler's condition and event: a 100 kB value the adapter sent
+    is named by its start, not copied whole into every status write."""
+    api.server.answer(path, 200, body)
+    got = await api.source.observe("shop", query, pod_selector="app=web")
+    assert isinstance(got, FetchFailure) and "malformed" in got.message
+    assert len(got.message) < 400, got.message[:300]
