@@ -157,8 +157,10 @@ def test_upgrade_keeps_the_generated_ca(installed: Installed) -> None:
 
 def test_upgrade_renews_a_certificate_about_to_expire(installed: Installed) -> None:
     """Within tls.generate.renewBeforeDays of expiry, `helm upgrade` issues a new CA and
-    certificate and moves every APIService's caBundle to it (runs last: the local adapter keeps
-    serving the old files)."""
+    certificate; every APIService's caBundle holds the new CA and, until the next upgrade, the
+    previous one. The pods keep serving the old certificate until the kubelet refreshes the mounted
+    Secret (a minute or two) and the adapter reloads it, as the local adapter here does for good
+    (it keeps the old files): kube-apiserver must keep reaching it meanwhile (runs last)."""
     before = _get(installed.cluster, "secret", f"{FULLNAME}-tls")["data"]
     soon = str(int(time.time()) + 86400)  # expires tomorrow, inside the 30-day window
     installed.cluster.kubectl("annotate", "secret", f"{FULLNAME}-tls", "-n", NAMESPACE, "--overwrite",
@@ -167,4 +169,13 @@ def test_upgrade_renews_a_certificate_about_to_expire(installed: Installed) -> N
     after = _get(installed.cluster, "secret", f"{FULLNAME}-tls")["data"]
     assert after["ca.crt"] != before["ca.crt"] and after["tls.crt"] != before["tls.crt"]
     for name in APISERVICES:
-        assert _get(installed.cluster, "apiservice", name, namespace="")["spec"]["caBundle"] == after["ca.crt"]
+        version, group = name.split(".", 1)
+        assert _raw(installed, f"/apis/{group}/{version}")["groupVersion"] == f"{group}/{version}"
+    new_ca, old_ca = (base64.b64decode(data["ca.crt"]).strip() for data in (after, before))
+    for name in APISERVICES:
+        bundle = base64.b64decode(_get(installed.cluster, "apiservice", name, namespace="")["spec"]["caBundle"])
+        assert bundle.startswith(new_ca) and old_ca in bundle, name
+    _helm_install(installed.helm, installed.cluster, "upgrade", installed.values_file)
+    for name in APISERVICES:
+        bundle = base64.b64decode(_get(installed.cluster, "apiservice", name, namespace="")["spec"]["caBundle"])
+        assert bundle.strip() == new_ca, f"{name}: the next upgrade drops the previous CA"
