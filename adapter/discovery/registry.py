@@ -19,10 +19,11 @@ Pure: no I/O, no clock (the caller passes `created_at`). Non-goals: querying, re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from adapter.rules import query
 from adapter.rules.compile import CompiledConfig, CompiledRule
 from adapter.rules.resources import GroupResource, is_root_scoped_for_discovery
 
@@ -116,6 +117,9 @@ class Registry:
     series_count: int = 0
     """Series Prometheus returned for all series queries of that relist."""
     series_by_query: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    unpastable_series: tuple[str, ...] = ()
+    """Series names left out because a rule would paste them as `<<.Series>>` and they are no
+    classic metric names (`query.pastable_series_name`): listed, they could only answer errors."""
     _custom_sorted: tuple[CustomMetricInfo, ...] = field(init=False, repr=False)
     _external_sorted: tuple[ExternalMetricInfo, ...] = field(init=False, repr=False)
 
@@ -163,14 +167,13 @@ def build_registry_from_digests(
 ) -> Registry:
     """Registry from per-seriesQuery digests (what the relist streams into)."""
     custom: dict[CustomMetricInfo, CustomMetricEntry] = {}
+    unpastable: set[str] = set()
     for rule in compiled.custom:
-        digest = digests.get(rule.series_query)
-        for name, labels in digest.shapes() if digest is not None else ():
+        for name, labels in _servable(rule, digests.get(rule.series_query), unpastable):
             _add_custom(custom, rule, name, labels)
     external: dict[str, ExternalMetricEntry] = {}
     for rule in compiled.external:
-        digest = digests.get(rule.series_query)
-        for name, _labels in digest.shapes() if digest is not None else ():
+        for name, _labels in _servable(rule, digests.get(rule.series_query), unpastable):
             metric = rule.metric_name(name)
             if metric is not None:
                 external[metric] = ExternalMetricEntry(rule=rule, series_name=name)
@@ -178,6 +181,7 @@ def build_registry_from_digests(
         custom=MappingProxyType(custom),
         external=MappingProxyType(external),
         created_at=created_at,
+        unpastable_series=tuple(sorted(unpastable)),
         series_count=sum(d.count for d in digests.values()),
         series_by_query=MappingProxyType({q: d.count for q, d in digests.items()}),
     )
@@ -197,3 +201,15 @@ def _add_custom(
         info = CustomMetricInfo(resource=resource, metric=metric,
                                 namespaced=not is_root_scoped_for_discovery(resource))
         out[info] = CustomMetricEntry(rule=rule, series_name=series_name)
+
+
+def _servable(rule: CompiledRule, digest: SeriesDigest | None,
+              unpastable: set[str]) -> Iterator[tuple[str, frozenset[str]]]:
+    """The series shapes of `rule`'s seriesQuery it can serve; the names it would paste into its
+    query and cannot go to `unpastable`."""
+    pastes = rule.query_template.references("Series")
+    for name, labels in digest.shapes() if digest is not None else ():
+        if pastes and not query.pastable_series_name(name):
+            unpastable.add(name)
+        else:
+            yield name, labels

@@ -200,6 +200,10 @@ class Discovery:
         log.info("series discovery: %d series -> %d custom, %d external metrics in %.2fs",
                  registry.series_count, len(registry.custom), len(registry.external),
                  self._stats.last_duration_seconds)
+        if registry.unpastable_series:
+            log.warning("series discovery: %d series left out, their names are no classic metric names and "
+                        "their rules paste them as <<.Series>> (narrow the seriesQuery): %s",
+                        len(registry.unpastable_series), ", ".join(map(repr, registry.unpastable_series[:5])))
         return True
 
     async def _fetch(self, query: str, start: float, end: float) -> tuple[str, SeriesDigest]:

@@ -60,6 +60,7 @@ __all__ = [
     "TemplateFailed",
     "UnsupportedSelector",
     "build_query",
+    "pastable_series_name",
     "render_custom",
     "render_external",
     "render_resource",
@@ -120,6 +121,13 @@ class LabelLookup(Protocol):
 
 
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def pastable_series_name(series: str) -> bool:
+    """Whether `series` may stand as `<<.Series>>` in a query: a classic metric name only
+    (Prometheus 3 accepts any UTF-8 name, and a name like `x{namespace="other"} or x` would
+    change the query's structure)."""
+    return _METRIC_NAME.fullmatch(series) is not None
 # What may be pasted verbatim into a template through .LabelValuesByName: object-name characters.
 _PLAIN_VALUE = re.compile(r"[A-Za-z0-9._:@+-]*")
 
@@ -230,7 +238,7 @@ def build_query(
             raise  # a template that never reads the labels cannot fail on them (`series <<.Series>>`)
     if template.references("LabelValuesByName"):
         _check_plain_values(matchers.raw_values)
-    if series and template.references("Series") and not _METRIC_NAME.fullmatch(series):
+    if series and template.references("Series") and not pastable_series_name(series):
         raise InvalidSeriesName(f"series {series!r} is not a classic metric name; it cannot be pasted "
                                 "into the query as <<.Series>> (narrow the rule's seriesQuery)")
     args = query_template_args(series=series, label_matchers=",".join(matchers.exprs),

@@ -270,3 +270,35 @@ def test_registry_from_shapes_equals_registry_from_every_series(compiled: Compil
                                   for q, series in UPSTREAM_SERIES.items()})
     assert a.custom_metrics() == b.custom_metrics()
     assert a.series_count == 500 and b.series_count == 10
+
+
+UTF8_NAMES = r"""
+rules:
+- seriesQuery: '{namespace!="",pod!=""}'
+  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+- seriesQuery: '{namespace!="",service!=""}'
+  resources: {overrides: {namespace: {resource: namespace}, service: {resource: service}}}
+  metricsQuery: 'sum(up{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+externalRules:
+- seriesQuery: '{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+"""
+
+
+def test_a_series_name_that_cannot_be_pasted_is_never_listed() -> None:
+    """Prometheus 3 accepts any UTF-8 metric name; one a rule would paste as `<<.Series>>` and that
+    is no classic name could only answer errors (and must never reach PromQL), so discovery
+    leaves it out and says which; a rule that never pastes the name still lists it."""
+    compiled = compile_config(parse_config(UTF8_NAMES, source="utf8.yaml"))
+    hostile = 'jobs{namespace="other"} or jobs'
+    registry = build_registry(compiled, {
+        '{namespace!="",pod!=""}': [{"__name__": name, "namespace": "a", "pod": "p"}
+                                    for name in ("jobs", hostile, "http.requests")],
+        '{namespace!="",service!=""}': [{"__name__": "otel.up", "namespace": "a", "service": "s"}],
+        '{queue!=""}': [{"__name__": name, "queue": "q"} for name in ("depth", "queue.depth")]})
+    assert sorted(i.metric for i in registry.custom_metrics() if str(i.resource) == "pods") == ["jobs"]
+    assert registry.lookup_custom(gr("services"), "otel.up", namespaced=True) is not None
+    assert registry.external_metrics() == (ExternalMetricInfo(metric="depth"),)
+    assert registry.unpastable_series == ("http.requests", hostile, "queue.depth")
