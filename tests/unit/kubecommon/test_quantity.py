@@ -35,7 +35,8 @@ def test_parse_then_print_is_canonical(text: str, canonical: str) -> None:
     assert Quantity.parse(canonical).value == Quantity.parse(text).value
 
 
-@pytest.mark.parametrize("text", ["K", "KiB", " 1", "1 ", "1e", "", ".", "1.2.3", "1Ki2", "e3", "--1", "0x10"])
+@pytest.mark.parametrize("text", ["K", "KiB", " 1", "1 ", "1e", "", ".", "1.2.3", "1Ki2", "e3", "--1", "0x10",
+                                  "\u0661", "1e\u0663", "\uff11"])  # non-ASCII digits: apimachinery refuses them
 def test_invalid_quantities_are_rejected(text: str) -> None:
     with pytest.raises(QuantityError):
         Quantity.parse(text)
