@@ -50,3 +50,29 @@ def test_pod_annotations_win_over_custom_annotations(quick_render: Callable[...,
     [deployment] = [d for d in rendered.all("Deployment")
                     if d["metadata"]["labels"]["app.kubernetes.io/component"] == component]
     assert deployment["spec"]["template"]["metadata"]["annotations"]["example.com/owner"] == "team-b"
+
+
+def _nulls(node: Any, path: str) -> Iterator[str]:
+    if node is None:
+        yield path
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _nulls(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _nulls(value, f"{path}[{index}]")
+
+
+@pytest.mark.parametrize("values", [
+    pytest.param({}, id="defaults"),
+    pytest.param({"rules": {"existing": "my-rules"}}, id="existing-rules"),
+    pytest.param({"tls": {"enable": False, "insecureSkipTLSVerify": True}}, id="insecure-tls"),
+    pytest.param({"controller": {"metricsSecure": False}, "serviceMonitor": {"enabled": True},
+                  "prometheusRule": {"enabled": True}}, id="plain-controller-monitoring"),
+    pytest.param({"adapter": {"enabled": False}}, id="controller-only"),
+])
+def test_no_null_fields(quick_render: Callable[..., Rendered], values: dict[str, Any]) -> None:
+    """A field rendered empty is null, which kubeconform/kubeval -strict reject (an empty map is not)."""
+    found = [path for obj in quick_render(values).objects
+             for path in _nulls(obj, f"{obj['kind']} {obj['metadata']['name']}")]
+    assert not found
