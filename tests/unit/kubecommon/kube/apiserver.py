@@ -91,7 +91,13 @@ class FakeAPIServer:
     async def start(self) -> KubeConfig:
         self.server = TestServer(self.app(), host="127.0.0.1")
         await self.server.start_server()
-        return KubeConfig(server=str(self.server.make_url("")).rstrip("/"), token="t0ken")
+        return KubeConfig(server=self.url, token="t0ken")
+
+    @property
+    def url(self) -> str:
+        """The started server's base URL."""
+        assert self.server is not None, "start() first"
+        return str(self.server.make_url("")).rstrip("/")
 
     async def close(self) -> None:
         if self.server is not None:

@@ -1,5 +1,7 @@
-"""Shared fixture for the kube client tests: the in-process API server with a started KubeClient
-attached as `server.client`, both closed after the test."""
+"""Shared fixtures for the kube client tests: `api`, the in-process API server with a started
+KubeClient attached as `api.client`, both closed after the test; `server`, the same server with
+one ConfigMap (`default/settings`) and no client, for tests that build their own (exec plugins,
+transports)."""
 
 from collections.abc import AsyncIterator
 
@@ -19,3 +21,12 @@ async def api() -> AsyncIterator[FakeAPIServer]:
     yield server
     await client.close()
     await server.close()
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeAPIServer]:
+    api = FakeAPIServer()
+    await api.start()
+    await api.put("/api/v1/configmaps", "settings", "default")
+    yield api
+    await api.close()

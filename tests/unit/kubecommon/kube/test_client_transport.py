@@ -17,7 +17,6 @@ from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError, load_kube_config
 from kubecommon.kube.errors import KubeAPIError
 
-from .apiserver import FakeAPIServer
 from .test_exec_kubeconfig import exec_kubeconfig
 
 
@@ -106,17 +105,6 @@ def test_a_proxy_url_we_cannot_use_is_refused_at_load(tmp_path, proxy_url, messa
         load_kube_config(tmp_path / "kubeconfig")
 
 
-@pytest.fixture
-async def server():
-    api = FakeAPIServer()
-    await api.start()
-    await api.put("/api/v1/configmaps", "settings", "default")
-    yield api
-    await api.close()
-
-
-def _url(api: FakeAPIServer) -> str:
-    return str(api.server.make_url("")).rstrip("/")
 
 
 @pytest.mark.parametrize("rotated_to, answered", [
@@ -149,7 +137,7 @@ async def test_a_token_file_is_reread_as_it_rotates(server, tmp_path, rotated_to
 async def test_a_watch_answered_401_gets_a_fresh_exec_credential_next_time(server, tmp_path):
     """client-go re-runs the plugin on any 401; a watch that keeps being refused must not keep
     presenting the refused token."""
-    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, _url(server), mode="bad-then-good",
+    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, server.url, mode="bad-then-good",
                                                          TOKEN="t0ken")), timeout=2.0)
     await client.start()
     try:

@@ -21,7 +21,6 @@ from kubecommon.kube.config import KubeConfigError, load_kube_config
 from kubecommon.kube.errors import KubeUnavailable
 from kubecommon.kube.exec_auth import ExecCredentials, ExecPlugin, ExecPluginError
 
-from .apiserver import FakeAPIServer
 
 PLUGIN = textwrap.dedent('''
     import json, os, pathlib, sys
@@ -79,24 +78,13 @@ def runs(tmp_path: Path) -> list[str]:
     return (tmp_path / "runs").read_text().split()
 
 
-@pytest.fixture
-async def server():
-    api = FakeAPIServer()
-    await api.start()
-    await api.put("/api/v1/configmaps", "settings", "default")
-    yield api
-    await api.close()
-
-
-def _url(api: FakeAPIServer) -> str:
-    return str(api.server.make_url("")).rstrip("/")
 
 
 @pytest.mark.integration
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("api_version", [V1, V1BETA1], ids=["v1", "v1beta1"])
 async def test_token_from_the_plugin_authenticates_and_is_reused(server, tmp_path, api_version):
-    config = load_kube_config(exec_kubeconfig(tmp_path, _url(server), mode="token", api_version=api_version,
+    config = load_kube_config(exec_kubeconfig(tmp_path, server.url, mode="token", api_version=api_version,
                                               TOKEN="t0ken"))
     client = KubeClient(config, timeout=2.0)
     await client.start()
@@ -112,7 +100,7 @@ async def test_token_from_the_plugin_authenticates_and_is_reused(server, tmp_pat
 @pytest.mark.integration
 @pytest.mark.timeout(30)
 async def test_a_401_reruns_the_plugin_once(server, tmp_path):
-    config = load_kube_config(exec_kubeconfig(tmp_path, _url(server), mode="bad-then-good", TOKEN="t0ken"))
+    config = load_kube_config(exec_kubeconfig(tmp_path, server.url, mode="bad-then-good", TOKEN="t0ken"))
     client = KubeClient(config, timeout=2.0)
     await client.start()
     try:
@@ -130,7 +118,7 @@ async def test_a_401_reruns_the_plugin_once(server, tmp_path):
     ("empty", "exec plugin .*: status has neither token nor clientCertificateData"),
 ])
 async def test_a_broken_plugin_is_a_clear_unavailable_error(server, tmp_path, mode, message):
-    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, _url(server), mode=mode)), timeout=2.0)
+    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, server.url, mode=mode)), timeout=2.0)
     await client.start()
     try:
         with pytest.raises(KubeUnavailable, match=message):
@@ -244,7 +232,7 @@ async def test_exec_client_certificate_against_the_standin(kube_standin, tmp_pat
 @pytest.mark.integration
 @pytest.mark.timeout(15)
 async def test_a_hung_plugin_fails_the_request_within_its_timeout(server, tmp_path):
-    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, _url(server), mode="hang")), timeout=1.0)
+    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, server.url, mode="hang")), timeout=1.0)
     await client.start()
     try:
         with pytest.raises(KubeUnavailable, match=r"exec plugin .*python.* gave no credential within 1 s"):
