@@ -22,6 +22,7 @@ __all__ = [
     "Format",
     "Quantity",
     "QuantityError",
+    "QuantityOutOfRange",
     "format_bytes",
     "format_cpu_cores",
     "format_decimal",
@@ -32,6 +33,10 @@ __all__ = [
 
 class QuantityError(ValueError):
     """The text is not a Kubernetes quantity."""
+
+
+class QuantityOutOfRange(QuantityError):
+    """A well-formed quantity beyond what decimal arithmetic or an int64 milli-value holds."""
 
 
 class Format(StrEnum):
@@ -50,6 +55,7 @@ _NUMBER = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)", re.DOTALL | re.ASCII)
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)", re.ASCII)
 _NANO = Decimal("1e-9")
 _MAX_INT64 = Decimal(2**63 - 1)
+_MAX_MILLI_DIGITS = 16  # a value of 10^17 or more has a milli-value beyond int64
 _INT64_LIMIT = float(2**63)
 # Enough significant digits that no parse or scale ever rounds (largest: 2^60 × many digits).
 _PRECISION = 120
@@ -73,7 +79,10 @@ class Quantity:
         sign, digits, suffix = match.groups()
         with localcontext() as ctx:
             ctx.prec = _PRECISION
-            return cls._from_parts(sign, digits, suffix, text)
+            try:
+                return cls._from_parts(sign, digits, suffix, text)
+            except ArithmeticError:  # an exponent beyond what decimal arithmetic holds (1e999999)
+                raise QuantityOutOfRange(f"quantity out of range: {text!r}") from None
 
     @classmethod
     def _from_parts(cls, sign: str, digits: str, suffix: str, text: str) -> Quantity:
@@ -120,10 +129,17 @@ class Quantity:
         return cls.from_milli(milli_from_float(value), fmt)
 
     def milli_value(self) -> int:
-        """What client-go's `MilliValue()` returns: ceil(value × 1000)."""
+        """What client-go's `MilliValue()` returns: ceil(value × 1000); QuantityError where that
+        does not fit in int64 (upstream's wraps). The size is checked before the integer is
+        built, so a huge exponent (1e900000) costs nothing."""
+        if self.value and self.value.adjusted() > _MAX_MILLI_DIGITS:
+            raise QuantityOutOfRange("quantity out of range: its milli-value does not fit in int64")
         with localcontext() as ctx:
             ctx.prec = _PRECISION
-            return int((self.value * 1000).to_integral_value(rounding=ROUND_CEILING))
+            milli = int((self.value * 1000).to_integral_value(rounding=ROUND_CEILING))
+        if not -_MAX_INT64 - 1 <= milli <= _MAX_INT64:
+            raise QuantityOutOfRange("quantity out of range: its milli-value does not fit in int64")
+        return milli
 
     def as_float(self) -> float:
         return float(self.value)

@@ -23,7 +23,7 @@ from controller.algorithm.errors import MetricError
 from controller.algorithm.pods import ContainerUsage, PodMetric, PodMetricsItem, resource_usage_by_pod
 from controller.algorithm.spec import ExternalSamples, ObjectSample, PodSamples
 from kubecommon import gotime, kubetime
-from kubecommon.quantity import Quantity, QuantityError
+from kubecommon.quantity import Quantity, QuantityError, QuantityOutOfRange
 
 __all__ = [
     "DEFAULT_WINDOW_SECONDS",
@@ -39,7 +39,6 @@ __all__ = [
 
 DEFAULT_WINDOW_SECONDS = 60.0  # upstream's metricServerDefaultMetricWindow for custom metrics
 _MAX_INT64 = 2**63 - 1
-_MAX_MILLI_DIGITS = 16  # a value of 10^17 or more has a milli-value beyond int64
 _SHOWN_CHARS = 64  # how much of a bad value an error message quotes
 
 
@@ -85,22 +84,16 @@ def parse_duration(text: Any) -> float:
 
 
 def _milli(value: Any) -> int:
-    """The quantity's `MilliValue()`; a value that does not fit in int64 (where upstream's would
-    wrap) is refused, its size checked before the integer is built so a huge exponent is cheap."""
+    """The quantity's `MilliValue()`; a value beyond int64 (where upstream's would wrap) is
+    refused (`kubecommon.quantity`)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError(f"not a quantity: {_shown(value)}")
     try:
-        quantity = Quantity.parse(str(value))
+        return Quantity.parse(str(value)).milli_value()
+    except QuantityOutOfRange:
+        raise ValueError(f"out of range: {_shown(value)}") from None
     except QuantityError as err:  # its text quotes the whole value
         raise ValueError(str(err).replace(repr(str(value)), _shown(str(value)))) from None
-    except ArithmeticError:  # an exponent beyond what decimal arithmetic holds
-        raise ValueError(f"out of range: {_shown(value)}") from None
-    if quantity.value and quantity.value.adjusted() > _MAX_MILLI_DIGITS:
-        raise ValueError(f"out of range: {_shown(value)}")
-    milli = quantity.milli_value()
-    if not -_MAX_INT64 <= milli <= _MAX_INT64:
-        raise ValueError(f"out of range: {_shown(value)} (its milli-value does not fit in int64)")
-    return milli
 
 
 def _items(doc: Mapping[str, Any], list_kind: str) -> Sequence[Any]:

@@ -9,6 +9,7 @@ from kubecommon.quantity import (
     Format,
     Quantity,
     QuantityError,
+    QuantityOutOfRange,
     format_bytes,
     format_cpu_cores,
     format_decimal,
@@ -139,3 +140,16 @@ def test_format_milli_is_canonical_decimal_si(milli: int, text: str) -> None:
     # could not catch a fault in that shared code.
     assert format_milli(milli) == text
     assert str(Quantity.from_milli(milli)) == text
+
+
+@pytest.mark.parametrize("text", ["1e999999", "1e2147483648", "1e400", "9223372036854775808m", "1e900000", "-1e17"])
+def test_a_milli_value_beyond_int64_is_refused_not_wrapped(text: str) -> None:
+    """Every reader of quantities (metrics answers, autoscaler targets, pod requests) gets a
+    QuantityError for a value whose milli-value int64 cannot hold, and cheaply for a huge exponent."""
+    with pytest.raises(QuantityOutOfRange):
+        Quantity.parse(text).milli_value()
+
+
+def test_the_int64_edges_still_read() -> None:
+    assert Quantity.parse("9223372036854775807m").milli_value() == 2**63 - 1
+    assert Quantity.parse("-9223372036854775808m").milli_value() == -(2**63)
