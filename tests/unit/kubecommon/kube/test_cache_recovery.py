@@ -6,7 +6,9 @@ followed by a relist that replaces the cache (deleted objects gone, new ones pre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
@@ -42,6 +44,22 @@ class PodsServer:
     async def _pods(self, request: web.Request) -> web.StreamResponse:
         raise NotImplementedError
 
+    @contextlib.asynccontextmanager
+    async def watched(self, **cache_options: float) -> AsyncIterator[ObjectCache]:
+        """This server started, a client of it and a started pods cache (`cache_options` for
+        `ObjectCache`); all three stopped on the way out."""
+        client = KubeClient(await self.start(), timeout=2)
+        await client.start()
+        cache = ObjectCache(client, PODS, **cache_options)
+        cache.start()
+        try:
+            yield cache
+        finally:
+            await cache.stop()
+            await client.close()
+            assert self.server is not None
+            await self.server.close()
+
 
 class BehindServer(PodsServer):
     """Lists `names`; every watch answers that the requested resourceVersion is too large (the
@@ -72,21 +90,12 @@ class BehindServer(PodsServer):
 @pytest.mark.parametrize("as_event", [pytest.param(True, id="ERROR event"), pytest.param(False, id="HTTP 504")])
 async def test_too_large_resource_version_relists_and_replaces_the_cache(as_event: bool) -> None:
     server = BehindServer(as_event=as_event)
-    client = KubeClient(await server.start(), timeout=2)
-    await client.start()
-    cache = ObjectCache(client, PODS, max_backoff=0.05)
     server.names = ["old-0", "old-1"]
-    cache.start()
-    try:
+    async with server.watched(max_backoff=0.05) as cache:
         await cache.wait_synced(1.5)
         server.names = ["new-0"]  # what the server holds now
         await eventually(lambda: [p.name for p in cache.list("ns")] == ["new-0"], timeout=3)
         assert cache.relists == 2
-    finally:
-        await cache.stop()
-        await client.close()
-        assert server.server is not None
-        await server.server.close()
 
 
 @pytest.mark.timeout(8)
@@ -154,21 +163,12 @@ class AlwaysExpiredServer(PodsServer):
                                    pytest.param(TOO_LARGE, id="504 Too large resource version")])
 async def test_a_watch_that_keeps_expiring_backs_off_between_relists(error: dict) -> None:
     server = AlwaysExpiredServer(error)
-    client = KubeClient(await server.start(), timeout=2)
-    await client.start()
-    cache = ObjectCache(client, PODS)
-    cache.start()
-    try:
+    async with server.watched() as cache:
         await cache.wait_synced(1.5)
         await asyncio.sleep(1.0)
         # the first expiry relists at once, the next ones after 0.4 s, 0.8 s, ... (jittered):
         # never a LIST storm against a server that cannot serve the watch
         assert 2 <= server.lists <= 4
-    finally:
-        await cache.stop()
-        await client.close()
-        assert server.server is not None
-        await server.server.close()
 
 
 class MalformedServer(PodsServer):
@@ -209,20 +209,11 @@ class MalformedServer(PodsServer):
 ])
 async def test_a_malformed_watch_event_is_an_error_and_the_watch_resumes(event: object) -> None:
     server = MalformedServer([event])
-    client = KubeClient(await server.start(), timeout=2)
-    await client.start()
-    cache = ObjectCache(client, PODS, max_backoff=0.05)
-    cache.start()
-    try:
+    async with server.watched(max_backoff=0.05) as cache:
         await cache.wait_synced(1.5)
         await eventually(lambda: [p.name for p in cache.list("ns")] == ["web-0", "web-2"], timeout=3)
         assert "not an object" in str(cache.last_error), "the error names what was wrong"
         assert cache.relists == 1, "resumed from the last version, not relisted"
-    finally:
-        await cache.stop()
-        await client.close()
-        assert server.server is not None
-        await server.server.close()
 
 
 @pytest.mark.timeout(5)
@@ -230,18 +221,9 @@ async def test_a_malformed_watch_event_is_an_error_and_the_watch_resumes(event: 
                                    pytest.param(["web-0"], id="an item is a string")])
 async def test_a_malformed_list_is_an_error_not_a_synced_cache(items: object) -> None:
     server = MalformedServer([], list_items=items)
-    client = KubeClient(await server.start(), timeout=2)
-    await client.start()
-    cache = ObjectCache(client, PODS, max_backoff=0.05)
-    cache.start()
-    try:
+    async with server.watched(max_backoff=0.05) as cache:
         await eventually(lambda: cache.last_error is not None, timeout=2)
         assert isinstance(cache.last_error, ValueError) and "malformed" in str(cache.last_error)
         assert cache.relists == 0 and not cache.synced
         with pytest.raises(CacheNotSynced, match="malformed .*not an object|malformed list answer"):
             await cache.wait_synced(0.2)
-    finally:
-        await cache.stop()
-        await client.close()
-        assert server.server is not None
-        await server.server.close()
