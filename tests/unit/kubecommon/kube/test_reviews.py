@@ -1,10 +1,16 @@
 """TokenReview / SubjectAccessReview clients: wire bodies, TTL caching, bounds, retries."""
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
-from kubecommon.kube.errors import KubeAPIError
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.config import KubeConfig
+from kubecommon.kube.errors import KubeAPIError, KubeError, KubeUnavailable
 from kubecommon.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from kubecommon.kube.ttlcache import TTLCache
 
@@ -106,38 +112,42 @@ def test_ttl_cache_bounds(steps, expected):
     assert {k for k in "abc" if cache.get(k, now=now) is not None} == expected
 
 
+@contextlib.asynccontextmanager
+async def answered_by(handler, *, timeout: float) -> AsyncIterator[KubeClient]:
+    """A started KubeClient of a local API server whose every POST `handler` answers."""
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", handler)
+    async with TestServer(app, host="127.0.0.1") as server:
+        client = KubeClient(KubeConfig(server=str(server.make_url("")).rstrip("/"), token="t"), timeout=timeout)
+        await client.start()
+        try:
+            yield client
+        finally:
+            await client.close()
+
+
+def _review(which, client, **options):
+    if which == "TokenReview":
+        return TokenReviewer(client, **options).review("token")
+    return SubjectAccessReviewer(client, **options).review({"user": "u"})
+
+
 @pytest.mark.parametrize("which", ["TokenReview", "SubjectAccessReview"])
 async def test_one_deadline_bounds_a_review_and_all_its_retries_against_a_silent_api_server(which):
     """A stopped (not refusing) API server: each attempt would wait the client's timeout, five
     times over; the review as a whole gives up at its deadline instead."""
-    from aiohttp import web
-    from aiohttp.test_utils import TestServer
-
-    from kubecommon.kube.client import KubeClient
-    from kubecommon.kube.config import KubeConfig
-    from kubecommon.kube.errors import KubeUnavailable
-
     silent = asyncio.Event()
 
     async def hang(_request):
         await silent.wait()
         return web.json_response({})
 
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", hang)
-    async with TestServer(app, host="127.0.0.1") as server:
-        client = KubeClient(KubeConfig(server=str(server.make_url("")).rstrip("/"), token="t"), timeout=30)
-        await client.start()
+    async with answered_by(hang, timeout=30) as client:
         try:
-            if which == "TokenReview":
-                call = TokenReviewer(client, deadline=0.3).review("token")
-            else:
-                call = SubjectAccessReviewer(client, deadline=0.3).review({"user": "u"})
             with pytest.raises(KubeUnavailable, match=r"review not answered within 0.3s \(retries included\)"):
-                await call
+                await _review(which, client, deadline=0.3)
         finally:
             silent.set()
-            await client.close()
 
 
 @pytest.mark.parametrize("which, status", [
@@ -150,27 +160,9 @@ async def test_one_deadline_bounds_a_review_and_all_its_retries_against_a_silent
 async def test_an_answer_that_is_not_a_boolean_is_a_failed_review_not_a_yes(which, status):
     """kube-apiserver's Go client cannot decode a non-boolean `allowed`/`authenticated` and the
     request fails; reading it as truthy let a malformed answer ("false") through as allowed."""
-    from aiohttp import web
-    from aiohttp.test_utils import TestServer
-
-    from kubecommon.kube.client import KubeClient
-    from kubecommon.kube.config import KubeConfig
-    from kubecommon.kube.errors import KubeError
-
     async def answer(request):
         return web.json_response({**await request.json(), "status": status}, status=201)
 
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", answer)
-    async with TestServer(app, host="127.0.0.1") as server:
-        client = KubeClient(KubeConfig(server=str(server.make_url("")).rstrip("/"), token="t"), timeout=2)
-        await client.start()
-        try:
-            if which == "TokenReview":
-                call = TokenReviewer(client, clock=Clock(), sleep=no_sleep).review("token")
-            else:
-                call = SubjectAccessReviewer(client, clock=Clock(), sleep=no_sleep).review({"user": "u"})
-            with pytest.raises(KubeError, match="malformed"):
-                await call
-        finally:
-            await client.close()
+    async with answered_by(answer, timeout=2) as client:
+        with pytest.raises(KubeError, match="malformed"):
+            await _review(which, client, clock=Clock(), sleep=no_sleep)
