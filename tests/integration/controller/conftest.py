@@ -10,11 +10,14 @@ downscale stabilization is 10 s, leader election 4 s / 3 s / 1 s.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from hack.stack.controller_stack import ControllerStack
+from kubecommon.kube.client import KubeClient
+from kubecommon.kube.config import load_kube_config
+from tests.fixtures.standin import StandIn
 
 FAST_FLAGS = ("--horizontal-pod-autoscaler-downscale-stabilization=10s", "--sync-period=3s",
               "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
@@ -42,3 +45,12 @@ def ns(controller_stack: ControllerStack, request: pytest.FixtureRequest) -> Ite
             print(f"--- {replica.name} log tail ---\n{replica.log_tail(40)}")
     controller_stack.stop_controllers()
     controller_stack.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.fixture
+async def client(cluster: StandIn) -> AsyncIterator[KubeClient]:
+    """A started KubeClient of the module's `cluster` (each module sets up its own stand-in CRDs)."""
+    kube = KubeClient(load_kube_config(cluster.kubeconfig, context="standin"), timeout=5.0)
+    await kube.start()
+    yield kube
+    await kube.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 import yaml
@@ -24,8 +23,6 @@ from controller.kube.ports import ObjectKey, TargetRef
 from controller.kube.scale import KubeScaleClient
 from controller.kube.status import build_status
 from controller.kube.status_writer import KubeStatusWriter
-from kubecommon.kube.client import KubeClient
-from kubecommon.kube.config import load_kube_config
 from kubecommon.kube.errors import KubeAPIError
 from kubecommon.kube.resources import ResourceResolver
 from tests.integration.standin.crds import GROUP, PLURAL, gadget, gadget_crd
@@ -44,14 +41,6 @@ def cluster(kube_standin):
     kube_standin.kubectl("wait", "--for=condition=Established", "crd/promautoscalers.autoscaling.prom-autoscaler.io",
                          f"crd/{PLURAL}.{GROUP}")
     return kube_standin
-
-
-@pytest.fixture
-async def client(cluster) -> AsyncIterator[KubeClient]:
-    kube = KubeClient(load_kube_config(cluster.kubeconfig, context="standin"), timeout=5.0)
-    await kube.start()
-    yield kube
-    await kube.close()
 
 
 async def eventually(check, timeout=10.0):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 import yaml
@@ -19,8 +18,6 @@ from controller.kube.status_writer import KubeStatusWriter
 from controller.metrics.fake import FakeMetricsSource
 from controller.reconcile import Reconciler
 from controller.reconcile_state import Result
-from kubecommon.kube.client import KubeClient
-from kubecommon.kube.config import load_kube_config
 from kubecommon.kube.resources import ResourceResolver
 from tests.paths import REPO
 
@@ -34,14 +31,6 @@ def cluster(kube_standin):
     kube_standin.apply(yaml.safe_load(CRD_FILE.read_text()))
     kube_standin.kubectl("wait", "--for=condition=Established", "crd/promautoscalers.autoscaling.prom-autoscaler.io")
     return kube_standin
-
-
-@pytest.fixture
-async def client(cluster) -> AsyncIterator[KubeClient]:
-    kube = KubeClient(load_kube_config(cluster.kubeconfig, context="standin"), timeout=5.0)
-    await kube.start()
-    yield kube
-    await kube.close()
 
 
 async def test_a_missing_target_reads_as_the_api_server_words_it(cluster, standin_namespace, client):
