@@ -1,6 +1,7 @@
 """The `backtest` command line: flags -> `Options`, with errors a person can act on.
 
-Times are RFC 3339 (`2026-11-18T00:00:00Z`), unix seconds, `now` or `now-7d`; durations are
+Times are RFC 3339 with their offset (`2026-11-18T00:00:00Z`, `…+01:00`; a time without one is
+refused rather than guessed), finite unix seconds, `now` or `now-7d`; durations are
 Prometheus durations (`15s`, `5m`, `1h30m`); resources are `cpu=500m,memory=1Gi`. `now` is a
 parameter: the caller reads the clock once.
 
@@ -11,17 +12,22 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from adapter.config.load import parse_duration
+from kubecommon import kubetime
 from kubecommon.quantity import Quantity, QuantityError
 
 __all__ = ["DEFAULT_MAX_SYNCS", "Options", "OptionsError", "parse_options", "sync_count"]
 
 DEFAULT_MAX_SYNCS = 500_000
+MAX_SYNCS_LIMIT = 10 * DEFAULT_MAX_SYNCS  # beyond this the arrays and the replay take too long to be useful
 _NICE_STEPS = (15, 30, 60, 120, 300, 600, 900, 1800, 3600)
+_TIME_FORMS = "use RFC 3339 with an offset (2026-11-18T00:00:00Z), unix seconds, now or now-7d"
+_NO_OFFSET = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}([.,]\d+)?)?)?", re.ASCII)
 
 
 class OptionsError(ValueError):
@@ -63,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     a("-f", "--filename", required=True, help="PromAutoscaler or autoscaling/v2 HPA manifest")
     a("--prometheus-url", required=True)
     a("--rules", required=True, help="the adapter's rule file: metrics resolve to the PromQL the adapter runs")
-    a("--from", dest="start", required=True, help="RFC 3339, unix seconds, now or now-7d")
+    a("--from", dest="start", required=True, help="RFC 3339 with offset (…Z, …+01:00), unix seconds, now or now-7d")
     a("--to", dest="end", required=True)
     a("--step", help="simulated sync period (default: the spec's syncPeriodSeconds, else 15s)")
     a("--compare", help="a second spec replayed on the same history, side by side")
@@ -88,21 +94,38 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse_time(text: str, *, now: float) -> float:
+def parse_time(text: str, *, now: float, flag: str = "time") -> float:
+    """Epoch seconds of an RFC 3339 time with its offset, unix seconds, `now` or `now-<duration>`."""
     t = text.strip()
     if t == "now":
         return now
     if t.startswith("now-"):
-        return now - parse_duration(t[4:])
+        try:
+            return now - parse_duration(t[4:])
+        except ValueError as err:
+            raise OptionsError(f"{flag} {text!r}: {err}") from None
     try:
-        return float(t)
+        seconds = float(t)
     except ValueError:
-        pass
+        return _rfc3339(t, text, flag)
+    if not math.isfinite(seconds):
+        raise OptionsError(f"{flag} {text!r} is not a finite time: {_TIME_FORMS}")
+    return seconds
+
+
+def _rfc3339(t: str, text: str, flag: str) -> float:
+    """RFC 3339 as Prometheus reads it; lower-case t/z and a space for T (RFC 3339 5.6) too."""
+    if len(t) > 10 and t[10] in " t":
+        t = f"{t[:10]}T{t[11:]}"
+    t = t[:-1] + "Z" if t.endswith("z") else t
     try:
-        parsed = datetime.fromisoformat(t)
-    except ValueError:
-        raise OptionsError(f"time {text!r}: use RFC 3339 (2026-11-18T00:00:00Z), unix seconds, now or now-7d") from None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).timestamp()
+        seconds = kubetime.parse_time(t)
+    except kubetime.TimeError:
+        if _NO_OFFSET.fullmatch(t):
+            raise OptionsError(f"{flag} {text!r} has no UTC offset, so it could be UTC or any local time: "
+                               "add Z for UTC (2026-11-18T09:00:00Z) or its offset (2026-11-18T09:00:00+01:00)") from None
+        raise OptionsError(f"{flag} {text!r}: {_TIME_FORMS}") from None
+    return seconds
 
 
 def _duration(text: str, flag: str) -> float:
@@ -140,7 +163,7 @@ def suggest_step(start: float, end: float, max_syncs: int) -> str:
 def parse_options(argv: Sequence[str], *, now: float) -> Options:
     """Options from argv; argparse exits on --help and on unknown flags, `OptionsError` otherwise."""
     ns = _parser().parse_args(list(argv))
-    start, end = parse_time(ns.start, now=now), parse_time(ns.end, now=now)
+    start, end = parse_time(ns.start, now=now, flag="--from"), parse_time(ns.end, now=now, flag="--to")
     if end <= start:
         raise OptionsError(f"--to must be after --from ({ns.start} .. {ns.end})")
     step = None if ns.step is None else _duration(ns.step, "--step")
@@ -152,9 +175,14 @@ def parse_options(argv: Sequence[str], *, now: float) -> Options:
         if not sep:
             raise OptionsError(f"--prometheus-header: expected KEY=VALUE, got {item!r}")
         headers[key] = value
-    explain_at = None if ns.explain_at is None else parse_time(ns.explain_at, now=now)
+    explain_at = None if ns.explain_at is None else parse_time(ns.explain_at, now=now, flag="--explain-at")
     if explain_at is not None and not start <= explain_at <= end:
         raise OptionsError(f"--explain-at {ns.explain_at} is outside --from .. --to")
+    if not 1 <= ns.max_syncs <= MAX_SYNCS_LIMIT:
+        raise OptionsError(f"--max-syncs must be between 1 and {MAX_SYNCS_LIMIT:,} (a longer range needs a longer "
+                           f"--step), got {ns.max_syncs:,}")
+    if not 0 <= ns.tolerance < 1e6:  # False for NaN
+        raise OptionsError(f"--tolerance must be a non-negative number (0.1 is 10 %), got {ns.tolerance}")
     if ns.actual_replicas is not None and ns.actual_replicas < 0:
         raise OptionsError("--actual-replicas must not be negative")
     return Options(

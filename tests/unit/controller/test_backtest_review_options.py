@@ -1,0 +1,57 @@
+"""Review of the backtest's time and range flags: what a person types, what the command does with it.
+
+Every bad value ends as one message on stderr and exit status 2, never a traceback, and never a
+range the backtest cannot hold (NaN, infinity, a limit of zero syncs or of a trillion).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.backtest.cli import main
+from controller.backtest.options import Options, parse_options
+
+NOW = 1_795_000_000.0
+BASE = ["-f", "s.yaml", "--prometheus-url", "http://127.0.0.1:1", "--rules", "r.yaml"]
+UTC_MIDNIGHT = 1_794_960_000.0  # 2026-11-18T00:00:00Z
+
+
+def _parse(*extra: str) -> Options:
+    return parse_options([*BASE, *extra], now=NOW)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("2026-11-18T00:00:00Z", UTC_MIDNIGHT, id="Z"),
+    pytest.param("2026-11-18t00:00:00z", UTC_MIDNIGHT, id="lower-case t and z (RFC 3339 5.6 allows them)"),
+    pytest.param("2026-11-18T01:00:00+01:00", UTC_MIDNIGHT, id="an offset east of UTC"),
+    pytest.param("2026-11-17T19:00:00-05:00", UTC_MIDNIGHT, id="an offset west of UTC"),
+    pytest.param("2026-11-18T00:00:00.250Z", UTC_MIDNIGHT + 0.25, id="fractional seconds"),
+    pytest.param("2026-11-18T00:00:00.123456789Z", UTC_MIDNIGHT + 0.123456, id="nanoseconds, as Prometheus prints"),
+])
+def test_rfc3339_times_with_an_offset_are_read_in_that_offset(text: str, expected: float) -> None:
+    opts = _parse("--from", text, "--to", "now")
+    assert opts.start == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    pytest.param(["--from", "2026-11-18T09:00:00", "--to", "now"], "no UTC offset",
+                 id="no offset: UTC or local time? (was silently UTC)"),
+    pytest.param(["--from", "2026-11-18", "--to", "now"], "no UTC offset", id="a date alone (was silently UTC)"),
+    pytest.param(["--from", "nan", "--to", "now"], "not a finite time", id="NaN (was accepted, then crashed)"),
+    pytest.param(["--from", "now-1h", "--to", "inf"], "not a finite time", id="infinity (was accepted, then crashed)"),
+    pytest.param(["--from", "1e400", "--to", "2e400"], "not a finite time", id="a number that overflows"),
+    pytest.param(["--from", "now-xyz", "--to", "now"], "--from 'now-xyz'", id="now minus garbage (was a traceback)"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--explain-at", "now-1q"], "--explain-at 'now-1q'",
+                 id="explain-at with garbage (was a traceback)"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--max-syncs", "0"], "--max-syncs", id="no syncs allowed"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--max-syncs", "1000000000000"], "--max-syncs",
+                 id="a limit that would allocate terabytes"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--tolerance", "nan"], "--tolerance", id="NaN tolerance"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--tolerance=-0.1"], "--tolerance", id="negative tolerance"),
+])
+def test_bad_times_and_limits_exit_2_with_one_message(extra: list[str], says: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([*BASE, *extra])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.startswith("backtest: ") and says in err and "Traceback" not in err
