@@ -15,7 +15,6 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from adapter.config.load import parse_duration
 from kubecommon import kubetime
@@ -122,8 +121,8 @@ def _rfc3339(t: str, text: str, flag: str) -> float:
         seconds = kubetime.parse_time(t)
     except kubetime.TimeError:
         if _NO_OFFSET.fullmatch(t):
-            raise OptionsError(f"{flag} {text!r} has no UTC offset, so it could be UTC or any local time: "
-                               "add Z for UTC (2026-11-18T09:00:00Z) or its offset (2026-11-18T09:00:00+01:00)") from None
+            raise OptionsError(f"{flag} {text!r} has no UTC offset, so it could be UTC or any local time: add Z "
+                               "for UTC (2026-11-18T09:00:00Z) or its offset (2026-11-18T09:00:00+01:00)") from None
         raise OptionsError(f"{flag} {text!r}: {_TIME_FORMS}") from None
     return seconds
 
