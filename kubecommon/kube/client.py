@@ -8,7 +8,15 @@ without blocking the event loop when expired or answered 401); non-2xx answers b
 become `KubeUnavailable`. Watch streams are split into JSON events without aiohttp's line-size
 limit (one event can be a large object).
 
-Non-goals: retries (callers decide), caching (cache.py), create/delete helpers (POST, PUT and
+Retries follow client-go's REST client: an answer 429 (API Priority and Fairness under load) or
+5xx that carries `Retry-After: <seconds>` is sent again after that many seconds, at most 10 times,
+whatever the verb (the body is bytes, replayed as is); a wait that would outlast the request's
+timeout (a watch: its read timeout) is not begun, and the answer comes back as the error with
+`retryAfterSeconds` in its details. A non-JSON text answer (APF's plain-text 429) becomes the
+error's message, as in client-go.
+
+Non-goals: other retries (callers decide; aiohttp re-sends an idempotent request once when a
+pooled connection turns out closed), caching (cache.py), create/delete helpers (POST, PUT and
 PATCH exist for reviews, /scale, status and events).
 """
 
@@ -18,6 +26,7 @@ import asyncio
 import base64
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
@@ -38,6 +47,12 @@ __all__ = ["KubeClient"]
 _log = logging.getLogger(__name__)
 _TOKEN_REFRESH_SECONDS = 60.0
 _MAX_EVENT_BYTES = 64 * 1024 * 1024
+#: client-go's rest.Request maxRetries: how often an answer with Retry-After is followed
+_MAX_RETRIES = 10
+#: what Go's strconv.Atoi reads: client-go honours no other Retry-After form (no HTTP-date)
+_WHOLE_SECONDS = re.compile(r"[+-]?[0-9]+")
+#: client-go's maxUnstructuredResponseTextBytes: the most of a text answer kept as the message
+_MAX_TEXT_BYTES = 2048
 
 
 class KubeClient:
@@ -90,7 +105,7 @@ class KubeClient:
             raise KubeUnavailable(str(err)) from err
         except TimeoutError:
             raise KubeUnavailable(f"exec plugin {self._exec.plugin.command!r} gave no credential "
-                                  f"within {wait:g} s") from None
+                                  f"within {wait:.3g} s") from None
         cert = (credential.client_cert_file, credential.client_key_file)
         if credential.client_cert_file and cert != self._session_cert:
             await self._open_session(*cert)
@@ -158,30 +173,50 @@ class KubeClient:
     async def request_json(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
                            body: Any = None, timeout: float | None = None,
                            content_type: str = "application/json") -> dict[str, Any]:
-        """One request; returns the decoded JSON object or raises KubeAPIError/KubeUnavailable."""
-        url = self.config.server + path
-        client_timeout = aiohttp.ClientTimeout(total=timeout or self._timeout)
+        """One request (re-sent as client-go re-sends it, all within `timeout`); returns the
+        decoded JSON object or raises KubeAPIError/KubeUnavailable."""
+        loop = asyncio.get_running_loop()
+        total = timeout or self._timeout
+        deadline = loop.time() + total
         data = None if body is None else _encode(body)
-        for attempt in (1, 2):
-            credential = await self._exec_credential(timeout)
-            headers = self._headers(credential)
-            if data is not None:
-                headers["Content-Type"] = content_type
-            try:
-                async with self.session.request(method, url, params=params, data=data,
-                                                headers=headers, timeout=client_timeout,
-                                                **self._request_kwargs()) as resp:
-                    raw, code = await resp.read(), resp.status
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
-                raise KubeUnavailable(f"{method} {path}: {type(err).__name__}: {err}") from err
-            if code == 401 and credential is not None and self._exec is not None and attempt == 1:
+        reauthenticated, retries = False, 0
+        while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise KubeUnavailable(f"{method} {path}: no answer within {total:g} s")
+            credential = await self._exec_credential(left)
+            code, answer_headers, raw = await self._send(method, path, params, data, content_type,
+                                                         credential, left)
+            if code == 401 and credential is not None and self._exec is not None and not reauthenticated:
+                reauthenticated = True
                 self._exec.invalidate(credential)  # client-go: a 401 re-runs the plugin once
                 continue
-            return self._decode(method, path, code, raw)
-        raise AssertionError("unreachable")
+            wait = _retry_wait(code, answer_headers, retries, deadline - loop.time())
+            if wait is None:
+                return self._decode(method, path, code, raw, answer_headers)
+            retries += 1
+            _log.debug("%s %s: HTTP %d with Retry-After %ds, retry %d of %d", method, path, code, wait,
+                       retries, _MAX_RETRIES)
+            await asyncio.sleep(wait)
+
+    async def _send(self, method: str, path: str, params: Mapping[str, str] | None, data: bytes | None,
+                    content_type: str, credential: ExecCredential | None,
+                    timeout: float) -> tuple[int, Mapping[str, str], bytes]:
+        """One attempt: (status, headers, body) of the answer, or KubeUnavailable."""
+        headers = self._headers(credential)
+        if data is not None:
+            headers["Content-Type"] = content_type
+        try:
+            async with self.session.request(method, self.config.server + path, params=params, data=data,
+                                            headers=headers, timeout=aiohttp.ClientTimeout(total=timeout),
+                                            **self._request_kwargs()) as resp:
+                return resp.status, resp.headers, await resp.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"{method} {path}: {type(err).__name__}: {err}") from err
 
     @staticmethod
-    def _decode(method: str, path: str, code: int, raw: bytes) -> dict[str, Any]:
+    def _decode(method: str, path: str, code: int, raw: bytes,
+                headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         try:
             doc = _loads(raw) if raw else {}
         except ValueError:
@@ -190,8 +225,12 @@ class KubeClient:
             if not isinstance(doc, dict):
                 raise KubeUnavailable(f"{method} {path}: HTTP {code} with a non-JSON body")
             return doc
-        raise KubeAPIError(status_error_from_dict(doc if isinstance(doc, dict) else None, code),
-                           method=method, path=path)
+        headers = headers or {}
+        error = status_error_from_dict(doc if isinstance(doc, dict) else _text_status(code, raw, headers), code)
+        seconds = _retry_after(code, headers)
+        if seconds is not None and "retryAfterSeconds" not in error.details:
+            error.details["retryAfterSeconds"] = seconds  # as client-go's generic server error
+        raise KubeAPIError(error, method=method, path=path)
 
     async def get(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
         return await self.request_json("GET", path, params=params)
@@ -209,22 +248,64 @@ class KubeClient:
 
     async def watch(self, path: str, params: Mapping[str, str], *,
                     read_timeout: float) -> AsyncIterator[dict[str, Any]]:
-        """Stream watch events ({type, object}); ends when the server closes the stream."""
+        """Stream watch events ({type, object}); ends when the server closes the stream. A start
+        answered with Retry-After is retried as a request is, its waits within `read_timeout`."""
         url = self.config.server + path
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, sock_read=read_timeout)
-        credential = await self._exec_credential()
-        headers = self._headers(credential)
-        try:
-            async with self.session.get(url, params={**params, "watch": "true"}, headers=headers,
-                                        timeout=timeout, **self._request_kwargs()) as resp:
-                if resp.status == 401 and credential is not None and self._exec is not None:
-                    self._exec.invalidate(credential)  # the next watch or request runs the plugin
-                if resp.status != 200:
-                    self._decode("GET", path, resp.status, await resp.read())
-                async for event in _json_lines(resp.content):
-                    yield event
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
-            raise KubeUnavailable(f"WATCH {path}: {type(err).__name__}: {err}") from err
+        loop = asyncio.get_running_loop()
+        deadline, retries = loop.time() + read_timeout, 0
+        while True:
+            credential = await self._exec_credential()
+            headers = self._headers(credential)
+            wait = None
+            try:
+                async with self.session.get(url, params={**params, "watch": "true"}, headers=headers,
+                                            timeout=timeout, **self._request_kwargs()) as resp:
+                    if resp.status == 401 and credential is not None and self._exec is not None:
+                        self._exec.invalidate(credential)  # the next watch or request runs the plugin
+                    if resp.status != 200:
+                        raw = await resp.read()
+                        wait = _retry_wait(resp.status, resp.headers, retries, deadline - loop.time())
+                        if wait is None:
+                            self._decode("GET", path, resp.status, raw, resp.headers)
+                    if wait is None:
+                        async for event in _json_lines(resp.content):
+                            yield event
+                        return
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
+                raise KubeUnavailable(f"WATCH {path}: {type(err).__name__}: {err}") from err
+            retries += 1
+            _log.debug("WATCH %s: HTTP %d with Retry-After %ds, retry %d of %d", path, resp.status, wait,
+                       retries, _MAX_RETRIES)
+            await asyncio.sleep(wait)
+
+
+def _retry_after(code: int, headers: Mapping[str, str]) -> int | None:
+    """client-go's checkWait: the seconds a 429 or 5xx answer asks for before the request is sent
+    again (a negative number: none); None when it asks nothing (no header, or not whole seconds)."""
+    if code != 429 and code < 500:
+        return None
+    value = headers.get("Retry-After", "")
+    return max(0, int(value)) if _WHOLE_SECONDS.fullmatch(value) else None
+
+
+def _retry_wait(code: int, headers: Mapping[str, str], retries: int, left: float) -> int | None:
+    """Seconds to wait before retry number `retries + 1`, or None: the answer asks for no retry,
+    the retries are used up, or the wait would leave no time of the `left` seconds."""
+    wait = _retry_after(code, headers)
+    if wait is None or retries >= _MAX_RETRIES or wait >= left:
+        return None
+    return wait
+
+
+def _text_status(code: int, raw: bytes, headers: Mapping[str, str]) -> dict[str, Any] | None:
+    """A Status carrying a plain-text answer as its message (client-go keeps up to 2 KiB of a
+    text/* or untyped body); None for other bodies."""
+    media = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    text = raw[:_MAX_TEXT_BYTES].decode("utf-8", "replace").strip()
+    if not text or (media and not media.startswith("text/")):
+        return None
+    return {"kind": "Status", "code": code, "message": text}
 
 
 async def _json_lines(stream: aiohttp.StreamReader) -> AsyncIterator[dict[str, Any]]:
