@@ -17,7 +17,7 @@ Non-goals: the PromQL (from `resolve`), folding samples (`model.Accumulator`). I
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,9 +83,14 @@ class PrometheusHistory:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
             raise HistoryError(f"{what}: Prometheus answered HTTP {status} with no JSON: {raw[:200]!r}") from None
+        if not isinstance(body, dict):
+            raise HistoryError(f"{what}: Prometheus answered HTTP {status} with JSON that is not a Prometheus API "
+                               f"answer: {raw[:200]!r}")
         if body.get("status") != "success":
             raise HistoryError(f"{what}: Prometheus answered HTTP {status}: {body.get('errorType', '')} "
                                f"{body.get('error', '')}".rstrip())
+        if "data" not in body:
+            raise HistoryError(f"{what}: Prometheus answered success with no data: {raw[:200]!r}")
         return body["data"]
 
     async def series_shapes(self, queries: Sequence[str], start: float, end: float
@@ -94,7 +99,12 @@ class PrometheusHistory:
         async def one(q: str) -> tuple[tuple[str, frozenset[str]], ...]:
             form = [("match[]", q), ("start", _ts(start)), ("end", _ts(end))]
             found: dict[tuple[str, frozenset[str]], None] = {}
-            for labels in await self._post("/api/v1/series", form, f"seriesQuery {q}"):
+            what = f"seriesQuery {q}"
+            data = await self._post("/api/v1/series", form, what)
+            if not isinstance(data, list) or not all(isinstance(labels, dict) for labels in data):
+                raise HistoryError(f"{what}: Prometheus answered a series list that is not a list of label sets: "
+                                   f"{str(data)[:200]}")
+            for labels in data:
                 name = labels.get("__name__")
                 if name:
                     found[(name, frozenset(k for k in labels if k != "__name__"))] = None
@@ -113,7 +123,10 @@ class PrometheusHistory:
             nonlocal done
             form = [("query", job.promql), ("start", _ts(start)), ("end", _ts(end)), ("step", _ts(grid.step))]
             data = await self._post("/api/v1/query_range", form, job.what)
-            job.consume((s["metric"], s["values"]) for s in data.get("result", ()))
+            try:
+                job.consume(_matrix(data))
+            except ValueError as err:  # a malformed answer, or one the history cannot hold
+                raise HistoryError(f"{job.what}: {err}") from None
             done += 1
             if self._progress is not None:
                 self._progress(done, total)
@@ -127,6 +140,22 @@ class PrometheusHistory:
                         group.create_task(one(job, s, e))
         except ExceptionGroup as failed:
             raise failed.exceptions[0] from None
+
+
+def _matrix(data: Any) -> Iterator[Series]:
+    """The series of a range-query answer, each checked for shape (the samples: `Accumulator.add`)."""
+    if not isinstance(data, dict) or data.get("resultType") != "matrix":
+        kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"Prometheus answered resultType {kind} where a range query gives a matrix")
+    result = data.get("result")
+    if not isinstance(result, list):
+        raise ValueError(f"Prometheus answered a matrix whose result is {type(result).__name__}, not a list")
+    for s in result:
+        if not isinstance(s, dict) or not isinstance(s.get("metric"), dict):
+            raise ValueError(f"Prometheus answered a series whose labels are not an object: {str(s)[:200]}")
+        if not isinstance(s.get("values"), list):
+            raise ValueError(f"Prometheus answered series {s['metric']} without a list of values")
+        yield s["metric"], s["values"]
 
 
 def _ts(value: float) -> str:

@@ -9,7 +9,8 @@ The model (issue 11): history was measured at the replica counts that actually r
 metrics (Resource, ContainerResource, Pods) the total load is the observed per-pod average times
 the actual replicas, spread evenly over the simulated replicas. Object and External metrics are
 exogenous: passed as recorded (an AverageValue target is divided by the simulated replicas by the
-algorithm itself). A tick with no sample is a gap: the metric is reported as failed to the
+algorithm itself). NaN, ±Inf and values beyond a quantity are no sample (the adapter serves none
+for them). A tick with no sample is a gap: the metric is reported as failed to the
 algorithm, as a live controller would see it, never filled in.
 
 Non-goals: fetching, deciding. Pure: no I/O, no clock.
@@ -33,6 +34,8 @@ from kubecommon.quantity import milli_from_float
 
 __all__ = ["Accumulator", "Gap", "Grid", "LoadModel", "MetricHistory", "Series", "assumption_for", "gaps", "iso_time"]
 
+# |value| below this has milli-units inside int64; the adapter leaves out NaN, ±Inf and larger values
+_MILLI_LIMIT = float(2**63) / 1000.0
 # One range-query answer: (labels, [[unix seconds, "value"], ...]) per series.
 Series = tuple[Mapping[str, str], Sequence[Sequence[Any]]]
 
@@ -70,6 +73,7 @@ class Accumulator:
     container_label: str = ""
     container: str = ""
     pod_pattern: re.Pattern[str] | None = None
+    one_series: bool = False  # more than one series answering for a tick is an error (actual replicas)
     total: array[float] = field(init=False)
     present: bytearray = field(init=False)
     _pods: dict[str, bytearray] = field(init=False, default_factory=dict)
@@ -88,18 +92,29 @@ class Accumulator:
             flags = self._flags_for(labels)
             if flags is None:
                 continue
-            last = self.kind is QueryKind.OBJECT
+            last, one = self.kind is QueryKind.OBJECT, self.one_series
             start, step, count = self.grid.start, self.grid.step, self.grid.count
             total, present = self.total, self.present
-            for ts, raw in values:
-                value = float(raw)
-                i = round((float(ts) - start) / step)
-                if value != value or not 0 <= i < count:  # NaN: no sample
-                    continue
-                milli = milli_from_float(value)
-                total[i] = milli if last else total[i] + milli
-                flags[i] = 1
-                present[i] = 1
+            try:
+                for ts, raw in values:
+                    value = float(raw)
+                    i = round((float(ts) - start) / step)
+                    if not -_MILLI_LIMIT < value < _MILLI_LIMIT or not 0 <= i < count:
+                        continue  # NaN, ±Inf, beyond a quantity: the adapter serves no value for it
+                    if one and present[i]:
+                        raise _TooManySeries(
+                            f"the query answered more than one series at {iso_time(start + i * step)} (one of "
+                            f"them {dict(labels)}); it must give one number per moment: aggregate it, e.g. "
+                            "max(kube_deployment_spec_replicas{...}) when kube-state-metrics runs twice")
+                    milli = milli_from_float(value)
+                    total[i] = milli if last else total[i] + milli
+                    flags[i] = 1
+                    present[i] = 1
+            except _TooManySeries:
+                raise
+            except (TypeError, ValueError):
+                raise ValueError(f"Prometheus answered series {dict(labels)} with a sample that is not a "
+                                 f"[time, value] pair of numbers: {_first_bad(values)}") from None
 
     def _flags_for(self, labels: Mapping[str, str]) -> bytearray | None:
         if self.kind is QueryKind.OBJECT:
@@ -120,6 +135,20 @@ class Accumulator:
                 counts[i] += 1
         return MetricHistory(total=self.total, present=bytes(self.present), pods=counts,
                              pod_names=tuple(sorted(self._pods)))
+
+
+class _TooManySeries(ValueError):
+    pass
+
+
+def _first_bad(values: Sequence[Any]) -> str:
+    for sample in values:
+        try:
+            ts, raw = sample
+            float(ts), float(raw)
+        except (TypeError, ValueError):
+            return repr(sample)[:120]
+    return "?"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

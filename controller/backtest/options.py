@@ -77,8 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     a("--pod-requests", default="", help="cpu=…,memory=… of one pod (Utilization targets and nodes)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--actual-replicas", type=int, help="the replicas that actually ran (constant)")
-    g.add_argument("--actual-replicas-query", help="PromQL for the replicas that actually ran, e.g. "
-                   "kube_deployment_status_replicas{namespace=\"shop\",deployment=\"web\"}")
+    g.add_argument("--actual-replicas-query", help="PromQL giving one series: the replicas the target had (what "
+                   "the HPA reads from /scale), e.g. max(kube_deployment_spec_replicas{namespace=\"shop\","
+                   "deployment=\"web\"})")
     a("-o", "--output", choices=("text", "json", "csv"), default="text")
     a("--html", help="also write the self-contained HTML report to this file")
     a("--namespace", help="namespace of the target's pods (default: the spec's)")

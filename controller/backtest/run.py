@@ -93,7 +93,7 @@ async def _fetch(opts: Options, grid: Grid, queries: Sequence[MetricQuery], pod_
     jobs = [hist.Job(what=f"{label}: {key[0]}", promql=key[0], consume=acc.add) for key, (label, acc) in accs.items()]
     actual_acc = None
     if opts.actual_replicas_query:
-        actual_acc = Accumulator(grid=grid, kind=QueryKind.EXTERNAL)
+        actual_acc = Accumulator(grid=grid, kind=QueryKind.EXTERNAL, one_series=True)
         jobs.append(hist.Job(what=f"--actual-replicas-query {opts.actual_replicas_query}",
                              promql=opts.actual_replicas_query, consume=actual_acc.add))
     await prometheus.fetch(jobs, grid, chunk_points=opts.chunk_points)
