@@ -16,6 +16,12 @@ never see half a list, and objects deleted meanwhile disappear. It happens:
   rebuilt instead of trusted. Shorter interruptions resume the watch; a watch that delivered
   events before it broke ends any outage (and the backoff), so occasional resets do not add up.
 
+A watch that stays silent for `watch_idle_seconds` (default `WATCH_IDLE_SECONDS`, 150 s) is
+presumed dead and resumed on a new connection: kube-apiserver sends a bookmark about every minute
+to a watch that allows them, so silence means the connection is gone without a reset (the API
+server's host or a NAT in between vanished), which TCP alone reports only after many minutes.
+client-go finds such connections with HTTP/2 pings; over HTTP/1.1 the bookmarks are the heartbeat.
+
 Change notification: `on_change(cache)` after every applied event or relist. With
 `track_changes=True` the cache also remembers WHICH keys changed since the last
 `take_changes()` (added, modified or deleted `(namespace, name)`; a relist reports every key held
@@ -40,12 +46,15 @@ from kubecommon.kube.resources import ResourceInfo
 from kubecommon.lru import LRUCache
 from kubecommon.selectors import Selector
 
-__all__ = ["KEPT_SELECTIONS", "RELIST_AFTER_OUTAGE", "ObjectCache"]
+__all__ = ["KEPT_SELECTIONS", "RELIST_AFTER_OUTAGE", "WATCH_IDLE_SECONDS", "ObjectCache"]
 
 _log = logging.getLogger(__name__)
 _PAGE_SIZE = "500"
 #: seconds without reaching the API server after which the cache relists instead of resuming
 RELIST_AFTER_OUTAGE = 5.0
+#: seconds without a byte on a watch (event or bookmark) after which its connection is presumed
+#: dead: 2½ times kube-apiserver's bookmark period (one minute, `defaultBookmarkFrequency`)
+WATCH_IDLE_SECONDS = 150.0
 #: spelled out here: inside ObjectCache, `list` names its own method
 _Objects = list[KubeObject]
 #: label-selector answers kept per cache by default, each valid while its namespace is unchanged:
@@ -97,8 +106,8 @@ class ObjectCache:
                  field_selector: str | None = None, keep_data: bool = False,
                  keep_raw: bool = False,
                  on_change: Callable[[ObjectCache], None] | None = None, track_changes: bool = False,
-                 watch_timeout_seconds: int = 300, max_backoff: float = 30.0,
-                 relist_after_outage: float = RELIST_AFTER_OUTAGE, kept_selections: int = KEPT_SELECTIONS) -> None:
+                 watch_timeout_seconds: int = 300, watch_idle_seconds: float = WATCH_IDLE_SECONDS,
+                 max_backoff: float = 30.0, relist_after_outage: float = RELIST_AFTER_OUTAGE, kept_selections: int = KEPT_SELECTIONS) -> None:
         self.info = info
         self._client = client
         self._namespace = namespace
@@ -107,6 +116,7 @@ class ObjectCache:
         self._keep_raw = keep_raw
         self._on_change = on_change
         self._watch_timeout = watch_timeout_seconds
+        self._watch_idle = watch_idle_seconds
         self._max_backoff = max_backoff
         self._relist_after_outage = relist_after_outage
         self._store: dict[str, dict[str, KubeObject]] = {}
@@ -325,7 +335,7 @@ class ObjectCache:
                   "allowWatchBookmarks": "true",
                   "timeoutSeconds": str(int(self._watch_timeout * (1 + random.random())))}
         path = self.info.collection_path(self._namespace)
-        async for event in self._client.watch(path, params, read_timeout=self._watch_timeout * 2 + 30):
+        async for event in self._client.watch(path, params, read_timeout=self._watch_idle):
             resource_version = self._version = self._apply(event, resource_version)
 
     def _apply(self, event: Mapping[str, Any], resource_version: str) -> str:
