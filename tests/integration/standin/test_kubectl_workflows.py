@@ -197,8 +197,8 @@ def test_chart_crd_defaults_columns_and_explain(with_chart_crd, standin_namespac
 
 @pytest.mark.parametrize("spec, reported", [
     pytest.param({"maxReplicas": None}, "spec.maxReplicas: Required value", id="required"),
-    pytest.param({"minReplicas": 7}, 'spec: Invalid value: "object": minReplicas must be less '
-                 "than or equal to maxReplicas", id="cel-rule"),
+    pytest.param({"minReplicas": 7}, 'spec.maxReplicas: Invalid value: "object": must be greater '
+                 "than or equal to `minReplicas`", id="cel-rule"),
     pytest.param({"mode": "Sometimes"}, 'spec.mode: Unsupported value: "Sometimes"', id="enum"),
     pytest.param({"syncPeriodSeconds": 1}, "spec.syncPeriodSeconds: Invalid value: 1: "
                  "spec.syncPeriodSeconds in body should be greater than or equal to 3",

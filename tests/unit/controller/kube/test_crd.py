@@ -110,7 +110,7 @@ def test_pasted_hpa_spec_is_valid_and_nothing_is_pruned(schema):
 
 
 def test_minimal_spec_gets_defaults(schema):
-    minimal = obj({"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3})
+    minimal = obj({"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 3})
     structural.apply_defaults(minimal, schema)
     assert structural.validate(minimal, schema) == []
     assert minimal["spec"]["minReplicas"] == 1
