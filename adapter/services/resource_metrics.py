@@ -4,16 +4,21 @@ HPA's resource metrics work.
 Semantics of prometheus-adapter's resource provider (with metrics-server's API layer):
 pods come from the pod watch cache (Running pods only), grouped by namespace, with one CPU and one
 memory query per namespace, all in parallel; a pod with no CPU or no memory sample is left out of
-lists (404 on get); a container with only one resource gets `0` for the other; negative values
-become 0; the timestamp is the earliest sample's; `window` is `resourceRules.window`.
-Nodes: one CPU and one memory query; the first sample per node counts.
+lists (404 on get); negative values become 0; the timestamp is the earliest sample's; `window` is
+`resourceRules.window`. Nodes: one CPU and one memory query; the first sample per node counts.
+An object that exists but has no metrics is 404 on metrics-server's own resource names
+(`podmetrics.metrics.k8s.io "ns/name" not found`, `nodemetrics.metrics.k8s.io "name" not found`).
 
 A NaN, ±Inf or out-of-range sample (`services.values`) is dropped and counted (`dropped`), so a pod
 or node with no usable sample is left out of a list as metrics-server leaves out what it cannot
 measure (upstream served NaN as 0, and ±Inf failed the whole list with a 500); a get of that one
 object answers 404 saying why.
 
-Differences, on purpose: CPU is reported in nano-cores like metrics-server (upstream truncates to
+Differences, on purpose: a pod with a container that has only one of the two resources (a new
+container has memory before `rate()` has two CPU points) is left out of lists and 404 on get
+saying which, as metrics-server serves a pod only when all its containers are measured; upstream
+wrote `0` for the missing resource, so `kubectl top` and the HPA summed a pod without that
+container's usage. CPU is reported in nano-cores like metrics-server (upstream truncates to
 millicores); a failed query is an error (503/500) instead of a silently empty list; large selections
 query the whole namespace and filter against the cache instead of a giant `pod=~"a|b|…"` regex.
 
@@ -52,6 +57,8 @@ from kubecommon.selectors import Selector
 __all__ = ["ResourceMetricsService", "ResourceQuery", "cpu_quantity", "memory_quantity"]
 
 _METRICS_GROUP = "metrics.k8s.io"
+#: the resources metrics-server's 404s name (its storage's group-resources, not the URL's)
+_POD_METRICS, _NODE_METRICS = "podmetrics", "nodemetrics"
 _PARALLEL_NAMESPACES = 8
 
 
@@ -76,9 +83,20 @@ class _Usage:
         return min(s.timestamp for s in (*self.cpu.values(), *self.memory.values()))
 
     def resources(self, container: str) -> dict[str, Quantity]:
-        cpu, memory = self.cpu.get(container), self.memory.get(container)
-        return {"cpu": cpu_quantity(cpu.value if cpu else 0.0),
-                "memory": memory_quantity(memory.value if memory else 0.0)}
+        return {"cpu": cpu_quantity(self.cpu[container].value),
+                "memory": memory_quantity(self.memory[container].value)}
+
+    def left_out_because(self) -> str | None:
+        """Why this pod cannot be served (a dropped sample, a container measured for one
+        resource only, nothing at all), or None when every container has both."""
+        if self.unusable:
+            return describe(self.unusable[-1])
+        half_measured = sorted(self.cpu.keys() ^ self.memory.keys())
+        if not half_measured:
+            return None
+        container = half_measured[0]
+        has, lacks = ("cpu", "memory") if container in self.cpu else ("memory", "cpu")
+        return f'container "{container}" has {has} but no {lacks} usage'
 
 
 def cpu_quantity(cores: float) -> Quantity:
@@ -127,13 +145,13 @@ class ResourceMetricsService:
         unusable_by_pod: dict[str, str] = {}
         found = await self._pod_metrics([pod] if pod.phase == "Running" else [], unusable_by_pod)
         if not found:
-            raise _not_found("pods", f"{namespace}/{name}", unusable_by_pod.get(name))
+            raise _not_found(_POD_METRICS, f"{namespace}/{name}", unusable_by_pod.get(name))
         return found[0]
 
     async def _pod_metrics(self, pods: Sequence[KubeObject],
                            unusable_by_pod: dict[str, str] | None = None) -> list[PodMetrics]:
-        """Metrics of the pods that have usable samples; `unusable_by_pod` (when given) learns
-        why a pod's samples were dropped."""
+        """Metrics of the pods whose containers all have usable samples; `unusable_by_pod`
+        (when given) learns why a pod that has samples was left out."""
         by_namespace: dict[str, list[KubeObject]] = {}
         for pod in pods:
             by_namespace.setdefault(pod.namespace, []).append(pod)
@@ -151,9 +169,10 @@ class ResourceMetricsService:
         for group, usage in zip(by_namespace.values(), usages, strict=True):
             for pod in group:
                 found = usage.get(pod.name)
-                if found is None or not found.cpu or not found.memory:
-                    if found is not None and found.unusable and unusable_by_pod is not None:
-                        unusable_by_pod[pod.name] = found.unusable[-1]
+                why = None if found is None else found.left_out_because()
+                if found is None or why is not None:
+                    if why is not None and unusable_by_pod is not None:
+                        unusable_by_pod[pod.name] = why
                     continue
                 containers = tuple(ContainerMetrics(name=c, usage=found.resources(c))
                                    for c in sorted({*found.cpu, *found.memory}))
@@ -201,7 +220,8 @@ class ResourceMetricsService:
         unusable_by_node: dict[str, str] = {}
         found = await self._node_metrics([node], unusable_by_node)
         if not found:
-            raise _not_found("nodes", name, unusable_by_node.get(name))
+            reason = unusable_by_node.get(name)
+            raise _not_found(_NODE_METRICS, name, None if reason is None else describe(reason))
         return found[0]
 
     async def _node_metrics(self, nodes: Sequence[KubeObject],
@@ -276,9 +296,9 @@ def _fields_match(obj: KubeObject, selector: FieldSelector | None) -> bool:
     return selector is None or selector.matches(obj.fields())
 
 
-def _not_found(resource: str, name: str, reason: str | None) -> status.NotFound:
-    """metrics-server's 404, saying why when the object's samples were unusable."""
+def _not_found(resource: str, name: str, why: str | None) -> status.NotFound:
+    """metrics-server's 404 for an object it has no metrics of, saying why when we know."""
     error = status.NotFound.for_object(resource, _METRICS_GROUP, name)
-    if reason is None:
+    if why is None:
         return error
-    return status.NotFound(f"{error.message}: {describe(reason)}", details=error.details)
+    return status.NotFound(f"{error.message}: {why}", details=error.details)

@@ -86,11 +86,11 @@ def test_running_pod_without_metrics_is_404_for_its_pod_metrics(stack: Stack) ->
         path = f"{RM}/namespaces/shop/pods/ghost-0"
         wait_until(lambda: stack.api(path)[2].get("message") != 'pods "ghost-0" not found', timeout=10,
                    what="the adapter's pod cache to see ghost-0")
-        _assert_status(stack, path, 404, "NotFound", 'pods.metrics.k8s.io "shop/ghost-0" not found',
-                       {"name": "shop/ghost-0", "group": "metrics.k8s.io", "kind": "pods"})
+        _assert_status(stack, path, 404, "NotFound", 'podmetrics.metrics.k8s.io "shop/ghost-0" not found',
+                       {"name": "shop/ghost-0", "group": "metrics.k8s.io", "kind": "podmetrics"})
         result = stack.kubectl("top", "pod", "ghost-0", "-n", "shop", check=False)
         assert result.returncode != 0
-        assert 'pods.metrics.k8s.io "shop/ghost-0" not found' in result.stderr
+        assert 'podmetrics.metrics.k8s.io "shop/ghost-0" not found' in result.stderr
     finally:
         stack.kubectl("delete", "pod", "ghost-0", "-n", "shop", "--wait=false")
 

@@ -63,16 +63,17 @@ async def test_pods_across_namespaces_one_query_pair_per_namespace() -> None:
     assert len(prom.query_calls) == 4, "Pending pods are not queried"
 
 
-async def test_nan_and_negative_values_become_zero_and_missing_resource_is_zero() -> None:
+async def test_negative_values_become_zero() -> None:
+    # NaN and a container measured for one resource only leave the pod out (metrics-server's
+    # rule): test_resource_metrics_upstream.py
     prom = FakePrometheus()
     prom.set_query(_cpu("ns", 'pod="p"'), [sample(-1.1, pod="p", container="a"),
-                                          sample(float("nan"), pod="p", container="b")])
-    prom.set_query(_mem("ns", 'pod="p"'), [sample(float("nan"), pod="p", container="a"),
-                                          sample(-5, pod="p", container="b"),
-                                          sample(2048, pod="p", container="c")])
+                                          sample(0.5, pod="p", container="b")])
+    prom.set_query(_mem("ns", 'pod="p"'), [sample(2048, pod="p", container="a"),
+                                          sample(-5, pod="p", container="b")])
     [p] = (await _service(prom, caches(pod("p", "ns"))).list_pods("ns", ResourceQuery())).items
     assert [(c.name, str(c.usage["cpu"]), str(c.usage["memory"])) for c in p.containers] == [
-        ("a", "0", "0"), ("b", "0", "0"), ("c", "0", "2Ki")]
+        ("a", "0", "2Ki"), ("b", "500m", "0")]
 
 
 async def test_cpu_is_reported_in_nanocores_like_metrics_server() -> None:
@@ -91,8 +92,8 @@ async def test_pod_without_cpu_or_memory_is_left_out_of_lists_and_404_on_get() -
     assert [p.name for p in (await service.list_pods("ns", ResourceQuery())).items] == ["p"]
     with pytest.raises(status.NotFound) as caught:
         await service.get_pod("ns", "q")
-    assert caught.value.message == 'pods.metrics.k8s.io "ns/q" not found'
-    assert caught.value.details == {"name": "ns/q", "group": "metrics.k8s.io", "kind": "pods"}
+    assert caught.value.message == 'podmetrics.metrics.k8s.io "ns/q" not found'
+    assert caught.value.details == {"name": "ns/q", "group": "metrics.k8s.io", "kind": "podmetrics"}
 
 
 async def test_get_of_unknown_pod_is_404_for_the_pod() -> None:
@@ -136,7 +137,7 @@ async def test_nodes_first_sample_counts_and_timestamp_is_the_earliest() -> None
     result = await service.list_nodes(ResourceQuery())
     assert [(n.name, n.timestamp, str(n.usage["cpu"]), str(n.usage["memory"])) for n in result.items] == [
         ("n1", 10, "1100m", "2100"), ("n2", 12, "1200m", "2200")]
-    with pytest.raises(status.NotFound, match='^nodes.metrics.k8s.io "n3" not found$'):
+    with pytest.raises(status.NotFound, match='^nodemetrics.metrics.k8s.io "n3" not found$'):
         await service.get_node("n3")
     with pytest.raises(status.NotFound, match='^nodes "n4" not found$'):
         await service.get_node("n4")
