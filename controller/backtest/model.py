@@ -50,9 +50,16 @@ class Grid:
     start: float
     step: float
     count: int
+    stop: float | None = None  # the range's end (`--to`), at or after the last tick; None: the last tick
 
     def time(self, index: int) -> float:
         return self.start + index * self.step
+
+    def span(self, index: int) -> float:
+        """Seconds of the range tick `index` stands for: until the next tick; the last one until `stop`.
+        The spans add up to exactly the range, so no figure exceeds it."""
+        end = self.end if self.stop is None else self.stop
+        return max(0.0, min(self.time(index + 1), end) - self.time(index))
 
     def index(self, timestamp: float) -> int:
         return round((timestamp - self.start) / self.step)

@@ -3,7 +3,8 @@
 `Report` gathers the inputs (so a run can be reproduced), per spec the timeline and summary,
 per metric the query, rule and load-model assumption, the gaps found in the history and the
 actual replicas when known. `render_text` prints the summary table (specs side by side when
-comparing), the model, the gaps and any `--explain-at` trace.
+comparing), the model, the gaps, the syncs that decided another count than the target recorded,
+and any `--explain-at` trace.
 
 Non-goals: computing any of it; JSON/CSV (`report_data`) and HTML (`report_html`). Pure.
 """
@@ -19,7 +20,7 @@ from controller.backtest.model import iso_time as fmt_time
 from controller.backtest.simulate import Timeline
 from controller.backtest.summary import Summary
 
-__all__ = ["MetricInfo", "Report", "SpecRun", "fmt_time", "render_text"]
+__all__ = ["MetricInfo", "Report", "SpecRun", "difference_lines", "fmt_time", "render_text"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,15 +82,45 @@ def summary_rows(report: Report) -> list[tuple[str, list[str]]]:
         ("largest single change", [str(x.largest_change) for x in s]),
         ("replicas min / max seen", [f"{x.min_replicas_seen} / {x.max_replicas_seen}" for x in s]),
         ("time above target", [fmt_seconds(x.seconds_above_target) for x in s]),
+        ("time below target (all metrics)", [fmt_seconds(x.seconds_below_target) for x in s]),
         ("peak value / target", [_num(x.peak_ratio, 2) for x in s]),
         ("time at maxReplicas", [fmt_seconds(x.seconds_at_max) for x in s]),
         ("time at minReplicas", [fmt_seconds(x.seconds_at_min) for x in s]),
         ("syncs blocked by metric errors", [str(x.blocked_ticks) for x in s]),
     ]
+    if report.actual:
+        rows += [("syncs deciding other than recorded", [_num(x.syncs_differing) for x in s]),
+                 ("time above / below recorded", [f"{_dur(x.seconds_above_actual)} / {_dur(x.seconds_below_actual)}"
+                                                  for x in s])]
     if report.per_node:
         rows += [("peak nodes", [_num(x.peak_nodes) for x in s]),
                  ("node-hours", [_num(x.node_hours) for x in s])]
     return rows
+
+
+def _dur(seconds: float | None) -> str:
+    return "-" if seconds is None else fmt_seconds(seconds)
+
+
+def difference_lines(report: Report, limit: int = 20) -> list[str]:
+    """Each spec's runs of syncs that decided another count than the target recorded."""
+    if not report.actual:
+        return []
+    lines = []
+    for run in report.runs:
+        found = run.summary.differences
+        if not found:
+            lines.append(f"{run.name}: every sync decided the recorded replicas")
+            continue
+        lines.append(f"{run.name}: {len(found)} run(s) of syncs deciding other than the recorded replicas:")
+        for d in found[:limit]:
+            lo, hi = d.replicas
+            alo, ahi = d.actual
+            lines.append(f"  {fmt_time(d.start)} .. {fmt_time(d.end)} ({d.syncs} syncs): replay "
+                         f"{lo if lo == hi else f'{lo}-{hi}'}, recorded {alo:g}" + ("" if alo == ahi else f"-{ahi:g}"))
+        if len(found) > limit:
+            lines.append(f"  ... and {len(found) - limit} more (see -o json)")
+    return lines
 
 
 def render_text(report: Report) -> str:
@@ -105,6 +136,9 @@ def render_text(report: Report) -> str:
     lines.append("")
     lines += model_lines(report)
     lines += gap_lines(report.gaps, grid.step)
+    differing = difference_lines(report)
+    if differing:
+        lines += ["", "against the recorded replicas:", *differing]
     for run in report.runs:
         if run.timeline.explained:
             lines += ["", f"decision of {run.name} at the --explain-at tick:", run.timeline.explained]

@@ -54,7 +54,7 @@ def make_grid(opts: Options, spec: BacktestSpec) -> Grid:
             f"the range is {count:,} syncs at a {fmt_seconds(step)} step ({count:,} points per query), over the "
             f"limit of {opts.max_syncs:,}: use --step {suggest_step(opts.start, opts.end, opts.max_syncs)} "
             "or a shorter range (or raise --max-syncs)")
-    return Grid(start=opts.start, step=step, count=count)
+    return Grid(start=opts.start, step=step, count=count, stop=opts.end)
 
 
 def _check_requests(spec: BacktestSpec, opts: Options) -> None:

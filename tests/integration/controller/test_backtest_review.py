@@ -31,14 +31,14 @@ rules:
 """
 
 
-def _spec(namespace: str, *, down_window: int = 300, max_replicas: int = 20) -> str:
+def _spec(namespace: str, *, down_window: int = 300, max_replicas: int = 20, min_replicas: int = 1) -> str:
     return f"""
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata: {{name: web, namespace: {namespace}}}
 spec:
   scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
-  minReplicas: 1
+  minReplicas: {min_replicas}
   maxReplicas: {max_replicas}
   metrics:
   - type: Pods
@@ -54,6 +54,7 @@ def _history() -> str:
         inf = [(T0 + STEP * i, float("inf") if i in INF_TICKS else 5.0) for i in range(TICKS)]
         series.append(("bt_rps", {"namespace": "inf", "pod": pod}, inf))
         series.append(("bt_rps", {"namespace": "ha", "pod": pod}, [(T0 + STEP * i, 15.0) for i in range(TICKS)]))
+        series.append(("bt_rps", {"namespace": "steady", "pod": pod}, [(T0 + STEP * i, 10.0) for i in range(TICKS)]))
     for instance in ("ksm-0", "ksm-1"):  # kube-state-metrics with two replicas: every series twice
         series.append(("ha_replicas", {"namespace": "ha", "instance": instance},
                        [(T0 + STEP * i, 3.0) for i in range(TICKS)]))
@@ -68,7 +69,9 @@ def prometheus() -> Iterator[BackfilledPrometheus]:
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
-    out = {"rules": tmp_path / "rules.yaml", "inf": tmp_path / "inf.yaml", "ha": tmp_path / "ha.yaml"}
+    out = {"rules": tmp_path / "rules.yaml", "inf": tmp_path / "inf.yaml", "ha": tmp_path / "ha.yaml",
+           "steady": tmp_path / "steady.yaml"}
+    out["steady"].write_text(_spec("steady", min_replicas=2, max_replicas=2))
     out["rules"].write_text(RULES)
     out["inf"].write_text(_spec("inf"))
     out["ha"].write_text(_spec("ha"))
@@ -76,9 +79,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 
 def _run(capsys: pytest.CaptureFixture[str], prometheus: BackfilledPrometheus, files: dict[str, Path],
-         spec: str, *argv: str) -> tuple[int, str, str]:
+         spec: str, *argv: str, to: float = T0 + STEP * (TICKS - 1)) -> tuple[int, str, str]:
     code = main(["-f", str(files[spec]), "--prometheus-url", prometheus.url, "--rules", str(files["rules"]),
-                 "--from", str(T0), "--to", str(T0 + STEP * (TICKS - 1)), *argv])
+                 "--from", str(T0), "--to", str(to), *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -113,3 +116,44 @@ def test_a_query_prometheus_refuses_is_named_with_prometheus_reason(
     code, out, err = _run(capsys, prometheus, files, "ha", "--actual-replicas-query", "sum(ha_replicas")
     assert (code, out) == (1, "")
     assert "--actual-replicas-query sum(ha_replicas" in err and "bad_data" in err and "Traceback" not in err
+
+
+def test_time_figures_cover_exactly_the_range_asked_for(
+        prometheus: BackfilledPrometheus, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    # 2 replicas (min = max = 2) for 160 s: 11 syncs, 15 s apart, the last one 10 s before --to.
+    # Before, each of the 11 syncs counted a full step: 165 s at max and at min, in a 160 s range.
+    code, out, err = _run(capsys, prometheus, files, "steady", "-o", "json", "--actual-replicas", "2",
+                          to=T0 + 160)
+    assert code == 0, err
+    summary = json.loads(out)["runs"][0]["summary"]
+    assert summary["replica_hours"] == pytest.approx(2 * 160 / 3600)
+    assert summary["actual_replica_hours"] == pytest.approx(2 * 160 / 3600)
+    assert (summary["seconds_at_max"], summary["seconds_at_min"]) == (160.0, 160.0)
+    assert (summary["seconds_above_target"], summary["seconds_below_target"]) == (0.0, 0.0)  # exactly on target
+
+
+def test_time_below_target_counts_only_syncs_whose_metrics_were_read(
+        prometheus: BackfilledPrometheus, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    # 5 per pod against 10: below target, except the 4 syncs whose samples were +Inf (not read).
+    code, out, err = _run(capsys, prometheus, files, "inf", "-o", "json", to=T0 + STEP * TICKS)
+    assert code == 0, err
+    summary = json.loads(out)["runs"][0]["summary"]
+    assert summary["seconds_below_target"] == (TICKS - len(INF_TICKS)) * STEP
+    assert summary["seconds_above_target"] == 0.0
+
+
+def test_the_report_names_the_syncs_that_decided_other_than_the_recorded_replicas(
+        prometheus: BackfilledPrometheus, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    # 3 replicas recorded at 15 per pod against 10: the replay wants 5 from the first sync on.
+    argv = ("--actual-replicas-query", 'max(ha_replicas{namespace="ha"})')
+    code, out, err = _run(capsys, prometheus, files, "ha", "-o", "json", *argv)
+    assert code == 0, err
+    summary = json.loads(out)["runs"][0]["summary"]
+    assert summary["syncs_differing"] == TICKS
+    assert summary["seconds_above_actual"] == (TICKS - 1) * STEP and summary["seconds_below_actual"] == 0.0
+    assert summary["differences"] == [{"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:02:45Z",
+                                       "syncs": TICKS, "replicas": [5, 5], "actual": [3.0, 3.0]}]
+    code, text, err = _run(capsys, prometheus, files, "ha", *argv)
+    assert code == 0, err
+    assert "syncs deciding other than recorded" in text
+    assert "2026-01-01T00:00:00Z .. 2026-01-01T00:02:45Z (12 syncs): replay 5, recorded 3" in text
