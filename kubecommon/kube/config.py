@@ -5,8 +5,9 @@ merges it: missing and empty files skipped, the first file to name a cluster, co
 the first to set current-context win; relative paths resolve against the file that named them),
 pick the current or named context, and turn cluster and user into a frozen `KubeConfig`: server,
 CA, client certificate, token, token file (kept as a path: bound tokens rotate), basic auth,
-insecure-skip-tls-verify, tls-server-name, an http(s) proxy-url (socks5 refused), impersonation
-(`as`, `as-groups`, ...), and an `exec`
+insecure-skip-tls-verify, tls-server-name, an http(s) proxy-url (socks5 refused) or, without one,
+the proxy the environment names for the server (HTTPS_PROXY/HTTP_PROXY/NO_PROXY read as client-go
+reads them, proxy_env), impersonation (`as`, `as-groups`, ...), and an `exec`
 credential plugin (`exec_auth.ExecPlugin`, run later by the client, without blocking the event
 loop). Inline `*-data` certificates are written to 0600 files because
 `ssl.SSLContext.load_cert_chain` only reads files. Also the in-cluster environment
@@ -30,6 +31,7 @@ from urllib.parse import quote
 import yaml
 
 from kubecommon.kube.exec_auth import ExecPlugin
+from kubecommon.kube.proxy_env import proxy_from_environment
 
 __all__ = ["KubeConfig", "KubeConfigError", "in_cluster_config", "load_kube_config"]
 
@@ -53,7 +55,7 @@ class KubeConfig:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     tls_server_name: str | None = None
-    proxy_url: str | None = None  # the cluster's proxy-url (http or https)
+    proxy_url: str | None = None  # the cluster's proxy-url, else the environment's proxy (http or https)
     impersonation: tuple[tuple[str, str], ...] = ()  # Impersonate-* headers from the user's `as*`
     exec_plugin: ExecPlugin | None = None  # run by the client when it needs a credential
     source: str = ""
@@ -102,8 +104,10 @@ def _named(merged: Mapping[str, _Entries], section: str, name: str, source: str)
     return inner, directory
 
 
-def load_kube_config(path: str | Path, *, context: str | None = None) -> KubeConfig:
-    """Read a kubeconfig file (or a `:`-separated list, merged) into a `KubeConfig`."""
+def load_kube_config(path: str | Path, *, context: str | None = None,
+                     env: Mapping[str, str] | None = None) -> KubeConfig:
+    """Read a kubeconfig file (or a `:`-separated list, merged) into a `KubeConfig`; `env` (default:
+    this process's environment) names the proxy when the cluster has no proxy-url."""
     source = str(path)
     paths = [p for p in source.split(os.pathsep) if p]
     missing = [p for p in paths if not os.path.exists(os.path.expanduser(p))]
@@ -125,7 +129,7 @@ def load_kube_config(path: str | Path, *, context: str | None = None) -> KubeCon
 
     try:
         return _build(cluster, cluster_dir, user, user_dir, source, cluster_name=str(ctx.get("cluster", "")),
-                      user_name=str(ctx.get("user", "")))
+                      user_name=str(ctx.get("user", "")), env=os.environ if env is None else env)
     except (OSError, ValueError, ConfigException) as err:
         if isinstance(err, KubeConfigError):
             raise
@@ -171,8 +175,23 @@ def _impersonation(user: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(headers)
 
 
+def _proxy(server: str, cluster: Mapping[str, Any], env: Mapping[str, str], source: str) -> str | None:
+    """The cluster's proxy-url, else the proxy `env` names for `server` (as client-go: a proxy-url
+    wins, NO_PROXY and all); only http and https proxies, as aiohttp speaks no socks5."""
+    proxy_url = str(cluster.get("proxy-url") or "") or None
+    if proxy_url:
+        origin = f"proxy-url {proxy_url}"
+    elif (found := proxy_from_environment(server, env)) is not None:
+        proxy_url, origin = found.url, f"{found.variable}={found.url}"
+    if proxy_url and not proxy_url.lower().startswith(("http://", "https://")):
+        raise KubeConfigError(f"{source}: {origin}: only http and https proxies are supported (kubectl also "
+                              "takes socks5); name the cluster's host in NO_PROXY or give the cluster an "
+                              "http proxy-url")
+    return proxy_url
+
+
 def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any], user_dir: str,
-           source: str, *, cluster_name: str, user_name: str) -> KubeConfig:
+           source: str, *, cluster_name: str, user_name: str, env: Mapping[str, str]) -> KubeConfig:
     server = cluster.get("server")
     if not server:
         raise KubeConfigError(f"{source}: cluster has no server")
@@ -181,10 +200,7 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
     if not isinstance(insecure, bool):  # kubectl refuses the file; a quoted "false" is truthy
         raise KubeConfigError(f"{source}: cluster {cluster_name!r}: insecure-skip-tls-verify must be true or "
                               f"false, not {insecure!r}")
-    proxy_url = cluster.get("proxy-url") or None
-    if proxy_url and not str(proxy_url).startswith(("http://", "https://")):
-        raise KubeConfigError(f"{source}: proxy-url {proxy_url}: only http and https proxies are supported "
-                              "(kubectl also takes socks5)")
+    proxy_url = _proxy(str(server), cluster, env, source)
     has_cert = bool(user.get("client-certificate") or user.get("client-certificate-data"))
     if has_cert != bool(user.get("client-key") or user.get("client-key-data")):
         half, other = ("client-certificate", "client-key") if has_cert else ("client-key", "client-certificate")
@@ -227,5 +243,6 @@ def in_cluster_config(env: Mapping[str, str], *, sa_dir: Path = SERVICE_ACCOUNT_
     except OSError as err:
         raise KubeConfigError(f"in-cluster: cannot read {err.filename}: {err.strerror}") from None
     host = f"[{host}]" if ":" in host else host
-    return KubeConfig(server=f"https://{host}:{port}", ca_pem=ca_pem, token_file=str(token_file),
-                      source="in-cluster")
+    server = f"https://{host}:{port}"
+    return KubeConfig(server=server, ca_pem=ca_pem, token_file=str(token_file),
+                      proxy_url=_proxy(server, {}, env, "in-cluster"), source="in-cluster")
