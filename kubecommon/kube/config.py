@@ -10,7 +10,10 @@ the proxy the environment names for the server (HTTPS_PROXY/HTTP_PROXY/NO_PROXY 
 reads them, proxy_env), impersonation (`as`, `as-groups`, ...), and an `exec`
 credential plugin (`exec_auth.ExecPlugin`, run later by the client, without blocking the event
 loop). Inline `*-data` certificates are written to 0600 files because
-`ssl.SSLContext.load_cert_chain` only reads files. Also the in-cluster environment
+`ssl.SSLContext.load_cert_chain` only reads files. A server written without a scheme
+(`10.0.0.1:6443`) is read as kubectl reads it: clientcmd decides on TLS before it has read the CA
+or the credentials, so it is plain `http://`, with neither credentials nor TLS settings (only
+impersonation). Also the in-cluster environment
 (`KUBERNETES_SERVICE_HOST/PORT`, the service-account token and CA).
 
 Non-goals: the removed `auth-provider` plugins (gcp, azure; rejected with a clear error), running
@@ -26,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import yaml
 
@@ -190,17 +193,39 @@ def _proxy(server: str, cluster: Mapping[str, Any], env: Mapping[str, str], sour
     return proxy_url
 
 
+def _server_url(server: str, where: str) -> tuple[str, bool]:
+    """(URL, whether it was written with a scheme) of a cluster's server, as client-go reads it:
+    a host or host:port without a scheme is http:// (DefaultServerURL with no TLS settings yet)."""
+    scheme, sep, rest = server.partition("://")
+    if sep and scheme and rest:
+        if scheme.lower() not in ("http", "https"):
+            raise KubeConfigError(f"{where}: server {server}: only http and https servers are supported")
+        return f"{scheme.lower()}://{rest}".rstrip("/"), True
+    url = "http://" + server
+    parts = urlsplit(url)
+    try:
+        _ = parts.port  # raises on a port that is no number
+    except ValueError:
+        raise KubeConfigError(f"{where}: server {server}: the port is not a number") from None
+    if not parts.hostname or parts.path not in ("", "/") or parts.query:
+        raise KubeConfigError(f"{where}: server {server!r}: host must be a URL or a host:port pair")
+    return url.rstrip("/"), False
+
+
 def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any], user_dir: str,
            source: str, *, cluster_name: str, user_name: str, env: Mapping[str, str]) -> KubeConfig:
-    server = cluster.get("server")
-    if not server:
+    if not cluster.get("server"):
         raise KubeConfigError(f"{source}: cluster has no server")
+    server, has_scheme = _server_url(str(cluster["server"]), f"{source}: cluster {cluster_name!r}")
+    impersonation = _impersonation(user)
+    if not has_scheme:  # kubectl reads neither the user's credentials nor the cluster's TLS settings
+        user, cluster = {}, {key: value for key, value in cluster.items() if key == "proxy-url"}
     ca_pem = _ca_pem(cluster, cluster_dir, f"{source}: cluster {cluster_name!r}")
     insecure = cluster.get("insecure-skip-tls-verify", False)
     if not isinstance(insecure, bool):  # kubectl refuses the file; a quoted "false" is truthy
         raise KubeConfigError(f"{source}: cluster {cluster_name!r}: insecure-skip-tls-verify must be true or "
                               f"false, not {insecure!r}")
-    proxy_url = _proxy(str(server), cluster, env, source)
+    proxy_url = _proxy(server, cluster, env, source)
     has_cert = bool(user.get("client-certificate") or user.get("client-certificate-data"))
     if has_cert != bool(user.get("client-key") or user.get("client-key-data")):
         half, other = ("client-certificate", "client-key") if has_cert else ("client-key", "client-certificate")
@@ -216,7 +241,7 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
     if user.get("exec"):
         exec_plugin = ExecPlugin.from_kubeconfig(user["exec"], cwd=user_dir, cluster=cluster, ca_pem=ca_pem)
     return KubeConfig(
-        server=str(server).rstrip("/"), ca_pem=ca_pem,
+        server=server, ca_pem=ca_pem,
         insecure=insecure,
         client_cert_file=_file_or_data(user, "client-certificate", user_dir, scratch),
         client_key_file=_file_or_data(user, "client-key", user_dir, scratch),
@@ -224,7 +249,7 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
         token_file=token_file,
         username=user.get("username"), password=user.get("password"),
         tls_server_name=cluster.get("tls-server-name"), proxy_url=proxy_url,
-        impersonation=_impersonation(user), exec_plugin=exec_plugin, source=source,
+        impersonation=impersonation, exec_plugin=exec_plugin, source=source,
     )
 
 
