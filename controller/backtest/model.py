@@ -7,7 +7,10 @@ External metrics the sum of every series (what the HPA sums); actual replicas th
 
 The model (issue 11): history was measured at the replica counts that actually ran. For per-pod
 metrics (Resource, ContainerResource, Pods) the total load is the observed per-pod average times
-the actual replicas, spread evenly over the simulated replicas. Object and External metrics are
+the actual replicas, spread evenly over the simulated replicas, except that as many simulated pods
+as the target's pods that reported nothing (actual replicas - reporting pods) get no value, so the
+algorithm's missing-pod rules apply as they did live; a tick whose actual replicas the query
+answered nothing for fails the per-pod metric (the load cannot be rescaled). Object and External metrics are
 exogenous: passed as recorded (an AverageValue target is divided by the simulated replicas by the
 algorithm itself). NaN, ±Inf and values beyond a quantity are no sample (the adapter serves none
 for them). A tick with no sample is a gap: the metric is reported as failed to the
@@ -233,15 +236,24 @@ class LoadModel:
             if not h.present[i]:
                 out.append(FetchFailure(message=f"no sample in history at {iso_time(now)} (gap)"))
             elif kind is QueryKind.PER_POD:
-                reporting = h.pods[i]
-                demand = h.total[i] / reporting * (actual if actual is not None else reporting)
-                sample = PodMetric(value=int(demand / max(replicas, 1)), timestamp=now, window=self._window)
-                out.append(PodSamples(values=dict.fromkeys(self.pod_names(replicas), sample)))
+                out.append(self._per_pod(h, i, replicas, actual, now))
             elif kind is QueryKind.OBJECT:
                 out.append(ObjectSample(value=int(h.total[i]), timestamp=now))
             else:
                 out.append(ExternalSamples(values=(int(h.total[i]),), timestamp=now))
         return tuple(out)
+
+    def _per_pod(self, h: MetricHistory, i: int, replicas: int, actual: float | None, now: float) -> Observation:
+        """The recorded load rescaled to `replicas` pods; as many of them as the target's pods that
+        reported nothing at tick `i` stay without a value (the algorithm's missing-pod rules apply)."""
+        if actual is None and self._actual is not None:
+            return FetchFailure(message=f"no sample of the actual replicas in history at {iso_time(now)} (gap): "
+                                        "the per-pod load cannot be rescaled")
+        reporting = h.pods[i]
+        demand = h.total[i] / reporting * (actual if actual is not None else reporting)
+        silent = 0 if actual is None else min(max(round(actual) - reporting, 0), replicas)
+        sample = PodMetric(value=int(demand / max(replicas, 1)), timestamp=now, window=self._window)
+        return PodSamples(values=dict.fromkeys(self.pod_names(replicas)[:replicas - silent], sample))
 
     def first_actual(self) -> int | None:
         """The replicas at the first tick: the flag/query, else the pods reporting a per-pod metric."""

@@ -38,7 +38,8 @@ def _run(run: SpecRun, report: Report) -> dict[str, Any]:
         "metrics": [{"label": m.label, "unit": m.unit, "query": m.promql, "rule": m.rule,
                      "assumption": m.assumption, "target": _v(target)}
                     for m, target in zip(run.metrics, t.targets, strict=True)],
-        "changes": [{"time": fmt_time(c.time), "from": c.before, "to": c.after, "reason": c.reason}
+        "changes": [{"time": fmt_time(c.time), "from": c.before, "to": c.after, "reason": c.reason,
+                     "external": c.external}
                     for c in t.changes],
         "steps": [{"time": fmt_time(t.grid.time(i)), "replicas": t.replicas[i],
                    "actualReplicas": actual[i] if actual else None,

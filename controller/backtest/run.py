@@ -179,7 +179,8 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
     for spec, queries in zip(specs, resolved, strict=True):
         model = LoadModel(grid=grid, queries=queries, histories=[fetched.histories[_key(q)] for q in queries],
                           actual=fetched.actual, window=window)
-        initial = model.first_actual() or spec.autoscaler.min_replicas
+        first = model.first_actual()  # 0 is a count (autoscaling disabled), not "unknown"
+        initial = spec.autoscaler.min_replicas if first is None else first
         timeline = simulate(spec.name, spec.autoscaler, model, grid, config=config, requests=opts.pod_requests,
                             initial_replicas=initial, explain_at=explain)
         metrics = tuple(MetricInfo(label=_label(q), unit="%" if timeline.targets and _is_util(q) else "m",
@@ -196,7 +197,9 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
               "downscale stabilization (legacy path)": fmt_seconds(opts.downscale_stabilization),
               "pod requests": _res(opts.pod_requests), "node allocatable": _res(opts.node_allocatable),
               "initial replicas": "the actual replicas at the first tick, else minReplicas",
-              "simulated pods": "ready at once, past CPU initialization; load spread evenly"}
+              "simulated pods": "ready at once, past CPU initialization; load spread evenly; as many as the "
+                                "target's pods that reported nothing (actual - reporting) stay without metrics",
+              "scaled to/from 0 outside the autoscaler": "followed from the actual replicas when minReplicas > 0"}
     if any(s.paused for s in specs):
         inputs["spec.paused"] = "ignored: the replay shows what the spec would do unpaused"
     return Report(inputs=inputs, runs=tuple(runs), gaps=fetched.gaps, actual=actual, actual_source=source,

@@ -8,7 +8,10 @@ it the observations the load model derives for the current simulated replica cou
 
 Simulated pods are ready, past the CPU initialization period, and carry `--pod-requests` on one
 container (named after a ContainerResource metric's container, else `main`); a write takes
-effect at once (status replicas = spec replicas), with no start-up delay.
+effect at once (status replicas = spec replicas), with no start-up delay. The replay carries its
+own count; the one write by someone else it follows from the recorded replicas is a target going
+to or from 0 while minReplicas > 0 (the controller holds at 0, ScalingDisabled, then resumes from
+the count it finds), marked `external` and not counted as a scale event.
 
 Non-goals: fetching, summarising, rendering. Pure: no I/O, no clock (the grid is the clock).
 """
@@ -18,13 +21,16 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from controller.algorithm import ControllerConfig, Decision, ScaleHistory, SyncInput, complete, decide
 from controller.algorithm.decision import Outcome, Stage
 from controller.algorithm.pods import ContainerInfo, PodInfo
 from controller.algorithm.spec import AutoscalerSpec, HpaStatus, Observation, ScaleTarget, SourceType, TargetType
 from controller.backtest.model import Grid, LoadModel
+
+_OUTSIDE_TO_ZERO = "scaled to 0 outside the autoscaler (recorded): autoscaling disabled until scaled up"
+_OUTSIDE_FROM_ZERO = "scaled up from 0 outside the autoscaler (recorded): autoscaling resumes"
 
 __all__ = ["LiveState", "ScaleChange", "Timeline", "simulate", "sync_once"]
 
@@ -57,6 +63,7 @@ class ScaleChange:
     before: int
     after: int
     reason: str
+    external: bool = False  # made outside the autoscaler (followed from the recorded replicas), not a decision
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +110,11 @@ def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, c
     state = LiveState(replicas=initial_replicas)
     for i in range(grid.count):
         now = grid.time(i)
+        outside = _scaled_outside(spec, state.replicas, model.actual_replicas(i))
+        if outside is not None:
+            changes.append(ScaleChange(time=now, before=state.replicas, after=outside, external=True,
+                                       reason=_OUTSIDE_TO_ZERO if outside == 0 else _OUTSIDE_FROM_ZERO))
+            state = replace(state, replicas=outside)
         n = state.replicas
         pods = pods_by_count.get(n)
         if pods is None:
@@ -126,6 +138,20 @@ def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, c
                     targets=tuple(metric_target(spec, k) for k in range(len(metrics))),
                     limited_by=tuple(limited), errors=tuple(errors), changes=tuple(changes),
                     explained=explained)
+
+
+def _scaled_outside(spec: AutoscalerSpec, current: int, recorded: float | None) -> int | None:
+    """The recorded count when the target went to or from 0 outside the autoscaler, else None.
+
+    With minReplicas > 0 the autoscaler never sets 0, so a recorded 0 was someone else's write; the
+    live controller then holds (ScalingDisabled) until someone scales the target up, and resumes
+    from that count. Any other difference from the record is the replay's own decision."""
+    if spec.min_replicas == 0 or recorded is None:
+        return None
+    target = round(recorded)
+    if (target == 0) != (current == 0):
+        return target
+    return None
 
 
 def _limiting_stage(decision: Decision) -> str:

@@ -92,14 +92,15 @@ def summarize(t: Timeline, model: LoadModel, *, flap_window: float,
     above, below, peak = _against_target(t)
     actual = [model.actual_replicas(i) for i in range(grid.count)]
     nodes = [math.ceil(r / per_node) for r in reps] if per_node else []
-    ups = sum(1 for c in t.changes if c.after > c.before)
+    own = [c for c in t.changes if not c.external]  # the target's writes made outside are not decisions
+    ups = sum(1 for c in own if c.after > c.before)
     known = all(a is not None for a in actual)
     return Summary(
         name=t.name,
         replica_hours=_weighted(reps, spans) / 3600.0,
         actual_replica_hours=_weighted([a or 0.0 for a in actual], spans) / 3600.0 if known else None,
-        scale_ups=ups, scale_downs=len(t.changes) - ups, flaps=count_flaps(t.changes, flap_window),
-        largest_change=max((abs(c.after - c.before) for c in t.changes), default=0),
+        scale_ups=ups, scale_downs=len(own) - ups, flaps=count_flaps(own, flap_window),
+        largest_change=max((abs(c.after - c.before) for c in own), default=0),
         min_replicas_seen=min(reps, default=0), max_replicas_seen=max(reps, default=0),
         seconds_above_target=_weighted(above, spans), seconds_below_target=_weighted(below, spans), peak_ratio=peak,
         seconds_at_max=_weighted([r >= spec.max_replicas for r in reps], spans),

@@ -55,9 +55,14 @@ def _history() -> str:
         series.append(("bt_rps", {"namespace": "inf", "pod": pod}, inf))
         series.append(("bt_rps", {"namespace": "ha", "pod": pod}, [(T0 + STEP * i, 15.0) for i in range(TICKS)]))
         series.append(("bt_rps", {"namespace": "steady", "pod": pod}, [(T0 + STEP * i, 10.0) for i in range(TICKS)]))
+    for pod in ("web-1", "web-2"):  # the target scaled to 0 (by a person, a cron job) for the first minute
+        series.append(("bt_rps", {"namespace": "zero", "pod": pod}, [(T0 + STEP * i, 10.0) for i in range(4, TICKS)]))
+    series.append(("zero_replicas", {"namespace": "zero"}, [(T0 + STEP * i, 0.0 if i < 4 else 2.0)
+                                                           for i in range(TICKS)]))
+    series.append(("gap_replicas", {"namespace": "ha"}, [(T0 + STEP * i, 2.0) for i in range(TICKS) if i != 6]))
     for instance in ("ksm-0", "ksm-1"):  # kube-state-metrics with two replicas: every series twice
         series.append(("ha_replicas", {"namespace": "ha", "instance": instance},
-                       [(T0 + STEP * i, 3.0) for i in range(TICKS)]))
+                       [(T0 + STEP * i, 2.0) for i in range(TICKS)]))
     return openmetrics(series)
 
 
@@ -70,7 +75,8 @@ def prometheus() -> Iterator[BackfilledPrometheus]:
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
     out = {"rules": tmp_path / "rules.yaml", "inf": tmp_path / "inf.yaml", "ha": tmp_path / "ha.yaml",
-           "steady": tmp_path / "steady.yaml"}
+           "steady": tmp_path / "steady.yaml", "zero": tmp_path / "zero.yaml"}
+    out["zero"].write_text(_spec("zero"))
     out["steady"].write_text(_spec("steady", min_replicas=2, max_replicas=2))
     out["rules"].write_text(RULES)
     out["inf"].write_text(_spec("inf"))
@@ -108,7 +114,7 @@ def test_actual_replicas_scraped_twice_are_refused_not_doubled(
     code, out, err = _run(capsys, prometheus, files, "ha", "-o", "json",
                           "--actual-replicas-query", f"max({query})")
     assert code == 0, err
-    assert {s["actualReplicas"] for s in json.loads(out)["runs"][0]["steps"]} == {3.0}
+    assert {s["actualReplicas"] for s in json.loads(out)["runs"][0]["steps"]} == {2.0}
 
 
 def test_a_query_prometheus_refuses_is_named_with_prometheus_reason(
@@ -144,7 +150,7 @@ def test_time_below_target_counts_only_syncs_whose_metrics_were_read(
 
 def test_the_report_names_the_syncs_that_decided_other_than_the_recorded_replicas(
         prometheus: BackfilledPrometheus, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    # 3 replicas recorded at 15 per pod against 10: the replay wants 5 from the first sync on.
+    # 2 replicas recorded at 15 per pod against 10: the replay wants 3 from the first sync on.
     argv = ("--actual-replicas-query", 'max(ha_replicas{namespace="ha"})')
     code, out, err = _run(capsys, prometheus, files, "ha", "-o", "json", *argv)
     assert code == 0, err
@@ -152,8 +158,36 @@ def test_the_report_names_the_syncs_that_decided_other_than_the_recorded_replica
     assert summary["syncs_differing"] == TICKS
     assert summary["seconds_above_actual"] == (TICKS - 1) * STEP and summary["seconds_below_actual"] == 0.0
     assert summary["differences"] == [{"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:02:45Z",
-                                       "syncs": TICKS, "replicas": [5, 5], "actual": [3.0, 3.0]}]
+                                       "syncs": TICKS, "replicas": [3, 3], "actual": [2.0, 2.0]}]
     code, text, err = _run(capsys, prometheus, files, "ha", *argv)
     assert code == 0, err
     assert "syncs deciding other than recorded" in text
-    assert "2026-01-01T00:00:00Z .. 2026-01-01T00:02:45Z (12 syncs): replay 5, recorded 3" in text
+    assert "2026-01-01T00:00:00Z .. 2026-01-01T00:02:45Z (12 syncs): replay 3, recorded 2" in text
+
+
+def test_a_target_scaled_to_zero_outside_the_autoscaler_is_followed_not_scaled(
+        prometheus: BackfilledPrometheus, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    # minReplicas 1: an autoscaler never scales to 0, so a recorded 0 was set by someone else and the
+    # controller holds it (ScalingDisabled) until someone scales the target up again. Before, the replay
+    # started at minReplicas (0 is falsy) and scaled a target that had no pods.
+    code, out, err = _run(capsys, prometheus, files, "zero", "-o", "json",
+                          "--actual-replicas-query", 'zero_replicas{namespace="zero"}')
+    assert code == 0, err
+    run = json.loads(out)["runs"][0]
+    assert [s["replicas"] for s in run["steps"]] == [0] * 4 + [2] * (TICKS - 4)
+    assert (run["summary"]["scale_ups"], run["summary"]["scale_downs"], run["summary"]["syncs_differing"]) == (0, 0, 0)
+    assert [(c["from"], c["to"], c["external"]) for c in run["changes"]] == [(0, 2, True)]
+
+
+def test_a_sync_without_the_recorded_replicas_holds(
+        prometheus: BackfilledPrometheus, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    # The replica series misses tick 6 only; Prometheus' look-back would carry tick 5's value over, so
+    # the range ends before the look-back could: the query below drops samples older than 1s.
+    code, out, err = _run(capsys, prometheus, files, "ha", "-o", "json", "--actual-replicas-query",
+                          'last_over_time(gap_replicas{namespace="ha"}[1s])')
+    assert code == 0, err
+    body = json.loads(out)
+    steps = body["runs"][0]["steps"]
+    assert "actual replicas" in steps[6]["error"]
+    assert steps[6]["replicas"] == steps[5]["replicas"]
+    assert [(g["what"], g["syncs"]) for g in body["gaps"]] == [("actual replicas", 1)]

@@ -58,15 +58,16 @@ def _model(kind: QueryKind, totals: list[float], pods: int = 2, actual: float | 
     return LoadModel(grid=GRID, queries=[_query(kind)], histories=[acc.history()], actual=real, window=0.0)
 
 
-@pytest.mark.parametrize(("actual", "simulated", "per_pod"), [
-    pytest.param(None, 2, 30_000, id="as measured: 60 over the 2 reporting pods"),
-    pytest.param(None, 4, 15_000, id="twice the pods: half the load each"),
-    pytest.param(3.0, 4, 22_500, id="3 pods really ran (one did not report): 30 x 3 / 4"),
+@pytest.mark.parametrize(("actual", "simulated", "per_pod", "reporting"), [
+    pytest.param(None, 2, 30_000, 2, id="as measured: 60 over the 2 reporting pods"),
+    pytest.param(None, 4, 15_000, 4, id="twice the pods: half the load each"),
+    pytest.param(3.0, 4, 22_500, 3, id="3 pods really ran (one did not report): 30 x 3 / 4, one pod stays silent"),
 ])
-def test_per_pod_load_is_rescaled_from_the_total(actual: float | None, simulated: int, per_pod: int) -> None:
+def test_per_pod_load_is_rescaled_from_the_total(actual: float | None, simulated: int, per_pod: int,
+                                                  reporting: int) -> None:
     (obs,) = _model(QueryKind.PER_POD, [60.0], actual=actual).observations(0, simulated)
     assert isinstance(obs, PodSamples)
-    assert sorted(obs.values) == [f"sim-{k}" for k in range(simulated)]
+    assert sorted(obs.values) == [f"sim-{k}" for k in range(reporting)]
     assert {m.value for m in obs.values.values()} == {per_pod}
 
 
