@@ -86,7 +86,7 @@ def summary_rows(report: Report) -> list[tuple[str, list[str]]]:
         ("peak value / target", [_num(x.peak_ratio, 2) for x in s]),
         ("time at maxReplicas", [fmt_seconds(x.seconds_at_max) for x in s]),
         ("time at minReplicas", [fmt_seconds(x.seconds_at_min) for x in s]),
-        ("syncs blocked by metric errors", [str(x.blocked_ticks) for x in s]),
+        ("syncs held: metrics missing or failed", [str(x.blocked_ticks) for x in s]),
     ]
     if report.actual:
         rows += [("syncs deciding other than recorded", [_num(x.syncs_differing) for x in s]),
@@ -156,7 +156,8 @@ def model_lines(report: Report) -> list[str]:
 def gap_lines(gaps: Sequence[Gap], step: float) -> list[str]:
     if not gaps:
         return ["history: no gaps"]
-    lines = [f"history gaps ({len(gaps)}; those syncs saw the metric as failed, nothing was filled in):"]
+    lines = [f"history gaps ({len(gaps)}; those syncs saw the metric as failed, nothing was filled in: as the "
+             "controller, they held the count, or only scaled up on the metrics that were read):"]
     for g in gaps[:20]:
         lines.append(f"  {g.what}: {fmt_time(g.start)} .. {fmt_time(g.end)} ({fmt_seconds(g.ticks * step)})")
     if len(gaps) > 20:

@@ -103,6 +103,10 @@ def test_values_the_adapter_cannot_serve_hold_the_count_instead_of_scaling_to_ma
     assert [s["replicas"] for s in steps] == [2] * TICKS
     assert all(steps[i]["error"] for i in INF_TICKS)
     assert [(g["what"], g["syncs"]) for g in body["gaps"]] == [("Pods bt_rps (AverageValue)", len(INF_TICKS))]
+    assert body["runs"][0]["summary"]["blocked_ticks"] == len(INF_TICKS)
+    code, text, err = _run(capsys, prometheus, files, "inf")
+    held = next(line for line in text.splitlines() if line.startswith("syncs held: metrics missing or failed"))
+    assert held.split()[-1] == str(len(INF_TICKS)) and "they held the count" in text
 
 
 def test_actual_replicas_scraped_twice_are_refused_not_doubled(
