@@ -4,12 +4,14 @@ seconds, up to 10 times, for every verb (the body is replayed); without the head
 value that is no whole number of seconds, the error comes back at once. No wait outlasts the
 request's timeout: when the announced wait would, the 429 comes back at once with the announced
 seconds in its details. A watch (and so a watch cache's LIST and WATCH) is retried the same way,
-so a throttled start does not cost the cache its backoff or its objects.
+so a throttled start does not cost the cache its backoff or its objects. A GET whose connection
+is reset before the answer is sent again (by aiohttp, once); other verbs never are.
 
 A local aiohttp server answers the first requests from a script, then normally."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 
@@ -20,7 +22,7 @@ from aiohttp.test_utils import TestServer
 from kubecommon.kube.cache import ObjectCache
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfig
-from kubecommon.kube.errors import KubeAPIError
+from kubecommon.kube.errors import KubeAPIError, KubeUnavailable
 from kubecommon.kube.resources import ResourceInfo
 
 from .apiserver import eventually
@@ -200,3 +202,61 @@ async def test_a_throttled_list_and_watch_still_fill_the_cache_without_a_second_
     finally:
         await cache.stop()
         await client.close()
+
+
+class DroppingServer:
+    """A raw HTTP server that drops the first `drops` connections once it has read the request
+    (an API server going down mid-request), then answers {"kind": "Echo"}."""
+
+    def __init__(self, drops: int) -> None:
+        self.drops = drops
+        self.requests: list[str] = []
+        self.url = ""
+        self._server = None
+
+    async def __aenter__(self) -> DroppingServer:
+        self._server = await asyncio.start_server(self._answer, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._server.close()
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        self.requests.append(head.split(b" ", 1)[0].decode())
+        length = int(next((line.split(b":")[1] for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), b"0"))
+        await reader.readexactly(length)
+        if len(self.requests) <= self.drops:
+            writer.transport.abort()  # a reset, no answer
+            return
+        body = b'{"kind": "Echo"}'
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        writer.close()
+
+
+DROPPED = [  # (method, whether the request is sent again)
+    pytest.param("GET", True, id="get-sent-again"),
+    pytest.param("POST", False, id="post-never-sent-twice"),
+]
+
+
+@pytest.mark.parametrize(("method", "again"), DROPPED)
+async def test_a_get_whose_connection_is_lost_is_sent_again_and_a_post_never_is(method, again):
+    """client-go re-sends such a GET (after 1 s, up to 10 times); aiohttp already re-sends an
+    idempotent request once, at once, which this pins."""
+    async with DroppingServer(drops=1) as server:
+        client = KubeClient(KubeConfig(server=server.url, token="t"), timeout=1.5)
+        await client.start()
+        try:
+            if again:
+                assert (await client.request_json(method, "/api/v1/namespaces/shop/pods/x"))["kind"] == "Echo"
+            else:
+                with pytest.raises(KubeUnavailable):
+                    await client.request_json(method, "/api/v1/namespaces/shop/pods/x", body={"a": 1})
+        finally:
+            await client.close()
+    assert server.requests == [method] * (2 if again else 1)
