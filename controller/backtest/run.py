@@ -9,6 +9,7 @@ Non-goals: flag parsing (`options`), output formats (`report*`). I/O: files and 
 
 from __future__ import annotations
 
+import math
 import re
 from array import array
 from collections.abc import Callable, Mapping, Sequence
@@ -46,8 +47,10 @@ def load_spec(path: str) -> BacktestSpec:
     return spec_from_manifest(doc, source=path)
 
 
-def make_grid(opts: Options, spec: BacktestSpec) -> Grid:
-    step = opts.step or spec.sync_period
+def make_grid(opts: Options, specs: Sequence[BacktestSpec]) -> Grid:
+    """Ticks at --step, else at the greatest common divisor of the specs' sync periods (each syncs
+    every sync_period / step ticks)."""
+    step = opts.step or float(math.gcd(*(max(1, round(s.sync_period)) for s in specs)))
     count = sync_count(opts.start, opts.end, step)
     if count > opts.max_syncs:
         raise BacktestError(
@@ -134,12 +137,13 @@ async def fetch_inputs(opts: Options, *, progress: Callable[[int, int], None] | 
     specs = [load_spec(opts.spec_file)] + ([load_spec(opts.compare_file)] if opts.compare_file else [])
     compiled: CompiledConfig = compile_config(load_config(opts.rules_file))
     main = specs[0]
-    grid = make_grid(opts, main)
+    grid = make_grid(opts, specs)
     for s in specs:
         _check_requests(s, opts)
     namespace = opts.namespace or main.namespace
     specs = [BacktestSpec(name=s.name, namespace=namespace, target_kind=s.target_kind, target_name=s.target_name,
-                          sync_period=grid.step, autoscaler=s.autoscaler, metric_selectors=s.metric_selectors,
+                          sync_period=opts.step or float(round(s.sync_period)), autoscaler=s.autoscaler,
+                          metric_selectors=s.metric_selectors,
                           paused=s.paused)
              for s in specs]
     pod_regex = opts.pod_regex or f"{re.escape(main.target_name)}-.*"
@@ -182,7 +186,8 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
         first = model.first_actual()  # 0 is a count (autoscaling disabled), not "unknown"
         initial = spec.autoscaler.min_replicas if first is None else first
         timeline = simulate(spec.name, spec.autoscaler, model, grid, config=config, requests=opts.pod_requests,
-                            initial_replicas=initial, explain_at=explain)
+                            initial_replicas=initial, explain_at=explain,
+                            sync_every=max(1, round(spec.sync_period / grid.step)))
         metrics = tuple(MetricInfo(label=_label(q), unit="%" if timeline.targets and _is_util(q) else "m",
                                    promql=q.promql, rule=q.rule, assumption=assumption_for(q))
                         for q in queries)
@@ -193,7 +198,9 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
     actual = tuple(model.actual_replicas(i) for i in range(grid.count)) if fetched.actual is not None else ()
     inputs = {"spec": opts.spec_file, "compare": opts.compare_file or "", "rules": opts.rules_file,
               "prometheus": opts.prometheus_url, "namespace": namespace, "pods": f"names matching {pod_regex}",
-              "step": fmt_seconds(grid.step), "tolerance": f"{opts.tolerance:g}",
+              "step": fmt_seconds(grid.step),
+              "sync periods": ", ".join(f"{s.name}: {fmt_seconds(s.sync_period)}" for s in specs)
+              + ("" if opts.step is None else " (--step)"), "tolerance": f"{opts.tolerance:g}",
               "downscale stabilization (legacy path)": fmt_seconds(opts.downscale_stabilization),
               "pod requests": _res(opts.pod_requests), "node allocatable": _res(opts.node_allocatable),
               "initial replicas": "the actual replicas at the first tick, else minReplicas",

@@ -94,19 +94,20 @@ def metric_target(spec: AutoscalerSpec, index: int) -> float:
 
 
 def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, config: ControllerConfig,
-             requests: Mapping[str, int], initial_replicas: int, explain_at: int | None = None) -> Timeline:
-    """Replay every tick; `initial_replicas` is the target's count before the first sync."""
+             requests: Mapping[str, int], initial_replicas: int, explain_at: int | None = None,
+             sync_every: int = 1) -> Timeline:
+    """Replay the grid, syncing on every `sync_every`-th tick (the spec's sync period over the grid's
+    step); `initial_replicas` is the target's count before the first sync. Between syncs the count
+    holds and the metrics are still read (not decided on) for the figures."""
     metrics = spec.metrics
-    container = next((m.container for m in metrics if m.type == SourceType.CONTAINER_RESOURCE and m.container),
-                     "main")
-    pods_by_count: dict[int, tuple[PodInfo, ...]] = {}
-    long_ago = grid.start - 1e9
     replicas = array("i", bytes(4 * grid.count))
     values = tuple(array("d", [math.nan]) * grid.count for _ in metrics)
     limited: list[str] = []
     errors: list[str] = []
     changes: list[ScaleChange] = []
     explained = ""
+    explain_sync = None if explain_at is None else explain_at - explain_at % sync_every
+    pods_for = _PodSets(spec, model, requests, long_ago=grid.start - 1e9)
     state = LiveState(replicas=initial_replicas)
     for i in range(grid.count):
         now = grid.time(i)
@@ -116,28 +117,51 @@ def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, c
                                        reason=_OUTSIDE_TO_ZERO if outside == 0 else _OUTSIDE_FROM_ZERO))
             state = replace(state, replicas=outside)
         n = state.replicas
-        pods = pods_by_count.get(n)
-        if pods is None:
-            pods = pods_by_count[n] = tuple(
-                PodInfo(name=pod, start_time=long_ago, ready_transition=long_ago,
-                        containers=(ContainerInfo(name=container, requests=requests),))
-                for pod in model.pod_names(n))
-        decision, state = sync_once(spec, config, state, now=now, pods=pods, observations=model.observations(i, n))
+        pods, observations = pods_for(n), model.observations(i, n)
+        if i % sync_every:  # no sync now: read what the metrics show, change nothing
+            decision = decide(SyncInput(spec=spec, scale=ScaleTarget(spec_replicas=n, status_replicas=n), now=now,
+                                        status=state.status, pods=pods, observations=observations,
+                                        history=state.history), config)
+            limited.append("")
+            errors.append("")
+        else:
+            decision, state = sync_once(spec, config, state, now=now, pods=pods, observations=observations)
+            limited.append(_limiting_stage(decision))
+            errors.append(decision.error or "")
+            if state.replicas != n:
+                changes.append(ScaleChange(time=now, before=n, after=state.replicas,
+                                           reason=decision.rescale_reason))
+            if i == explain_sync:
+                explained = decision.explain()
         replicas[i] = state.replicas
         for m in decision.trace.metrics:
             if m.proposal is not None:
                 shown = m.utilization if m.utilization is not None else m.value
                 values[m.index][i] = math.nan if shown is None else float(shown)
-        limited.append(_limiting_stage(decision))
-        errors.append(decision.error or "")
-        if state.replicas != n:
-            changes.append(ScaleChange(time=now, before=n, after=state.replicas, reason=decision.rescale_reason))
-        if i == explain_at:
-            explained = decision.explain()
     return Timeline(name=name, spec=spec, grid=grid, replicas=replicas, values=values,
                     targets=tuple(metric_target(spec, k) for k in range(len(metrics))),
                     limited_by=tuple(limited), errors=tuple(errors), changes=tuple(changes),
                     explained=explained)
+
+
+class _PodSets:
+    """The simulated pods at each replica count (ready long ago, carrying the pod requests), built once."""
+
+    def __init__(self, spec: AutoscalerSpec, model: LoadModel, requests: Mapping[str, int], *,
+                 long_ago: float) -> None:
+        self._container = next((m.container for m in spec.metrics
+                                if m.type == SourceType.CONTAINER_RESOURCE and m.container), "main")
+        self._model, self._requests, self._long_ago = model, requests, long_ago
+        self._by_count: dict[int, tuple[PodInfo, ...]] = {}
+
+    def __call__(self, n: int) -> tuple[PodInfo, ...]:
+        pods = self._by_count.get(n)
+        if pods is None:
+            pods = self._by_count[n] = tuple(
+                PodInfo(name=pod, start_time=self._long_ago, ready_transition=self._long_ago,
+                        containers=(ContainerInfo(name=self._container, requests=self._requests),))
+                for pod in self._model.pod_names(n))
+        return pods
 
 
 def _scaled_outside(spec: AutoscalerSpec, current: int, recorded: float | None) -> int | None:

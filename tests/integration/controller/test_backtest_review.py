@@ -48,6 +48,22 @@ spec:
 """
 
 
+def _crd(name: str, sync_period: int) -> str:
+    return f"""
+apiVersion: autoscaling.prom-autoscaler.io/v1alpha1
+kind: PromAutoscaler
+metadata: {{name: {name}, namespace: cadence}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  minReplicas: 1
+  maxReplicas: 20
+  syncPeriodSeconds: {sync_period}
+  metrics:
+  - type: Pods
+    pods: {{metric: {{name: bt_rps}}, target: {{type: AverageValue, averageValue: "10"}}}}
+"""
+
+
 def _history() -> str:
     series = []
     for pod in ("web-1", "web-2"):
@@ -60,6 +76,9 @@ def _history() -> str:
     series.append(("zero_replicas", {"namespace": "zero"}, [(T0 + STEP * i, 0.0 if i < 4 else 2.0)
                                                            for i in range(TICKS)]))
     series.append(("gap_replicas", {"namespace": "ha"}, [(T0 + STEP * i, 2.0) for i in range(TICKS) if i != 6]))
+    for pod in ("web-1", "web-2"):  # load triples at tick 2
+        series.append(("bt_rps", {"namespace": "cadence", "pod": pod},
+                       [(T0 + STEP * i, 10.0 if i < 2 else 30.0) for i in range(TICKS)]))
     for instance in ("ksm-0", "ksm-1"):  # kube-state-metrics with two replicas: every series twice
         series.append(("ha_replicas", {"namespace": "ha", "instance": instance},
                        [(T0 + STEP * i, 2.0) for i in range(TICKS)]))
@@ -75,7 +94,10 @@ def prometheus() -> Iterator[BackfilledPrometheus]:
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
     out = {"rules": tmp_path / "rules.yaml", "inf": tmp_path / "inf.yaml", "ha": tmp_path / "ha.yaml",
-           "steady": tmp_path / "steady.yaml", "zero": tmp_path / "zero.yaml"}
+           "steady": tmp_path / "steady.yaml", "zero": tmp_path / "zero.yaml",
+           "every15": tmp_path / "every15.yaml", "every60": tmp_path / "every60.yaml"}
+    out["every15"].write_text(_crd("every15", 15))
+    out["every60"].write_text(_crd("every60", 60))
     out["zero"].write_text(_spec("zero"))
     out["steady"].write_text(_spec("steady", min_replicas=2, max_replicas=2))
     out["rules"].write_text(RULES)
@@ -195,3 +217,23 @@ def test_a_sync_without_the_recorded_replicas_holds(
     assert "actual replicas" in steps[6]["error"]
     assert steps[6]["replicas"] == steps[5]["replicas"]
     assert [(g["what"], g["syncs"]) for g in body["gaps"]] == [("actual replicas", 1)]
+
+
+def test_compared_specs_each_sync_at_their_own_period(
+        prometheus: BackfilledPrometheus, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    # The load triples at tick 2; the legacy scale-up limit is max(2 x current, 4). Syncing every 15 s
+    # goes 2 -> 4 -> 6 on the next two syncs; every 60 s, at ticks 4 and 8. Before, the compared spec
+    # was replayed at the first spec's 15 s, so both reacted alike.
+    code, out, err = _run(capsys, prometheus, files, "every15", "-o", "json", "--compare", str(files["every60"]))
+    assert code == 0, err
+    body = json.loads(out)
+    fast, slow = ([s["replicas"] for s in run["steps"]] for run in body["runs"])
+    assert fast == [2, 2, 4] + [6] * (TICKS - 3)
+    assert slow == [2] * 4 + [4] * 4 + [6] * (TICKS - 8)
+    assert body["range"]["stepSeconds"] == 15
+    assert body["inputs"]["sync periods"] == "every15: 15s, every60: 1m"
+    slow_values = [s["values"][0] for s in body["runs"][1]["steps"]]
+    assert slow_values[2] == 30_000  # between its syncs the load is still read for the time-above-target figure
+    assert body["runs"][1]["summary"]["seconds_above_target"] == 7 * STEP  # ticks 2-8: 30, then 15 per pod
+    assert body["runs"][1]["steps"][1]["limitedBy"] == "" and body["runs"][1]["summary"]["scale_ups"] == 2
+
