@@ -26,7 +26,7 @@ import base64
 import os
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -58,10 +58,24 @@ class KubeConfig:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     tls_server_name: str | None = None
-    proxy_url: str | None = None  # the cluster's proxy-url, else the environment's proxy (http or https)
+    # the cluster's proxy-url, else the environment's proxy (http or https); in repr() without its password
+    proxy_url: str | None = field(default=None, repr=False)
     impersonation: tuple[tuple[str, str], ...] = ()  # Impersonate-* headers from the user's `as*`
     exec_plugin: ExecPlugin | None = None  # run by the client when it needs a credential
     source: str = ""
+
+    def __repr__(self) -> str:
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr]
+        if self.proxy_url:
+            shown.append(f"proxy_url={_without_password(self.proxy_url)!r}")
+        return f"KubeConfig({', '.join(shown)})"
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return parts._replace(netloc=f"{parts.username}:***@{parts.netloc.rsplit('@', 1)[1]}").geturl()
 
 
 _SECTIONS = ("clusters", "contexts", "users")

@@ -209,3 +209,16 @@ async def test_a_server_in_no_proxy_is_reached_directly(tmp_path, environment, s
         finally:
             await client.close()
     assert proxy.requests == []
+
+
+@pytest.mark.parametrize("where", ["environment", "proxy-url"])
+def test_a_proxy_password_stays_out_of_the_configs_repr(tmp_path, environment, where):
+    proxy = "http://svc-kube:hunter2@proxy.corp:3128"
+    if where == "environment":
+        environment.setenv("HTTPS_PROXY", proxy)
+        config = load_kube_config(kubeconfig(tmp_path, "https://api.example.com:6443"))
+    else:
+        config = load_kube_config(kubeconfig(tmp_path, "https://api.example.com:6443", **{"proxy-url": proxy}))
+    assert config.proxy_url == proxy  # the client still authenticates to the proxy
+    assert "hunter2" not in repr(config)
+    assert "svc-kube:***@proxy.corp:3128" in repr(config)  # a log line still says which proxy
