@@ -24,6 +24,8 @@ __all__ = ["DEFAULT_MAX_SYNCS", "Options", "OptionsError", "parse_options", "syn
 
 DEFAULT_MAX_SYNCS = 500_000
 MAX_SYNCS_LIMIT = 10 * DEFAULT_MAX_SYNCS  # beyond this the arrays and the replay take too long to be useful
+MAX_PARALLEL = 32  # range queries in flight against one Prometheus
+MAX_POINTS = 11_000  # Prometheus' limit of points per series in one range query
 _NICE_STEPS = (15, 30, 60, 120, 300, 600, 900, 1800, 3600)
 _TIME_FORMS = "use RFC 3339 with an offset (2026-11-18T00:00:00Z), unix seconds, now or now-7d"
 _NO_OFFSET = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}([.,]\d+)?)?)?", re.ASCII)
@@ -86,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     a("--pod-regex", help="pod names of the target (default: the scale target's name, then -.*)")
     a("--flap-window", default="10m", help="a reversal within this long counts as a flap (default 10m)")
     a("--max-syncs", type=int, default=DEFAULT_MAX_SYNCS, help="refuse ranges with more syncs than this")
-    a("--parallel", type=int, default=4, help="range queries in flight (default 4)")
+    a("--parallel", type=int, default=4, help=f"range queries in flight (default 4, at most {MAX_PARALLEL})")
     a("--chunk-points", type=int, default=5_000, help="ticks per range query (default 5000, at most 11000)")
     a("--tolerance", type=float, default=0.1, help="--horizontal-pod-autoscaler-tolerance (default 0.1)")
     a("--downscale-stabilization", default="5m", help="the controller's downscale window (default 5m)")
@@ -160,6 +162,21 @@ def suggest_step(start: float, end: float, max_syncs: int) -> str:
     return f"{best}s" if best < 60 else f"{best // 60}m" if best < 3600 else f"{best // 3600}h"
 
 
+def _check_limits(ns: argparse.Namespace) -> None:
+    """The flags that bound the work: every one in a range the backtest and Prometheus can hold."""
+    if not 1 <= ns.max_syncs <= MAX_SYNCS_LIMIT:
+        raise OptionsError(f"--max-syncs must be between 1 and {MAX_SYNCS_LIMIT:,} (a longer range needs a longer "
+                           f"--step), got {ns.max_syncs:,}")
+    if not 1 <= ns.parallel <= MAX_PARALLEL:
+        raise OptionsError(f"--parallel must be between 1 and {MAX_PARALLEL} range queries in flight, "
+                           f"got {ns.parallel}")
+    if not 1 <= ns.chunk_points <= MAX_POINTS:
+        raise OptionsError(f"--chunk-points must be between 1 and {MAX_POINTS:,} (Prometheus refuses more points per "
+                           f"series in one range query), got {ns.chunk_points:,}")
+    if not 0 <= ns.tolerance < 1e6:  # False for NaN
+        raise OptionsError(f"--tolerance must be a non-negative number (0.1 is 10 %), got {ns.tolerance}")
+
+
 def parse_options(argv: Sequence[str], *, now: float) -> Options:
     """Options from argv; argparse exits on --help and on unknown flags, `OptionsError` otherwise."""
     ns = _parser().parse_args(list(argv))
@@ -178,11 +195,7 @@ def parse_options(argv: Sequence[str], *, now: float) -> Options:
     explain_at = None if ns.explain_at is None else parse_time(ns.explain_at, now=now, flag="--explain-at")
     if explain_at is not None and not start <= explain_at <= end:
         raise OptionsError(f"--explain-at {ns.explain_at} is outside --from .. --to")
-    if not 1 <= ns.max_syncs <= MAX_SYNCS_LIMIT:
-        raise OptionsError(f"--max-syncs must be between 1 and {MAX_SYNCS_LIMIT:,} (a longer range needs a longer "
-                           f"--step), got {ns.max_syncs:,}")
-    if not 0 <= ns.tolerance < 1e6:  # False for NaN
-        raise OptionsError(f"--tolerance must be a non-negative number (0.1 is 10 %), got {ns.tolerance}")
+    _check_limits(ns)
     if ns.actual_replicas is not None and ns.actual_replicas < 0:
         raise OptionsError("--actual-replicas must not be negative")
     return Options(
@@ -194,7 +207,7 @@ def parse_options(argv: Sequence[str], *, now: float) -> Options:
         actual_replicas=ns.actual_replicas, actual_replicas_query=ns.actual_replicas_query,
         output=ns.output, html_file=ns.html, namespace=ns.namespace, pod_regex=ns.pod_regex,
         flap_window=_duration(ns.flap_window, "--flap-window"), max_syncs=ns.max_syncs,
-        parallel=max(1, ns.parallel), chunk_points=max(1, ns.chunk_points), tolerance=ns.tolerance,
+        parallel=ns.parallel, chunk_points=ns.chunk_points, tolerance=ns.tolerance,
         downscale_stabilization=_duration(ns.downscale_stabilization, "--downscale-stabilization"),
         headers=headers,
     )

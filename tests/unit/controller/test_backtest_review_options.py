@@ -46,6 +46,11 @@ def test_rfc3339_times_with_an_offset_are_read_in_that_offset(text: str, expecte
     pytest.param(["--from", "now-1h", "--to", "now", "--max-syncs", "0"], "--max-syncs", id="no syncs allowed"),
     pytest.param(["--from", "now-1h", "--to", "now", "--max-syncs", "1000000000000"], "--max-syncs",
                  id="a limit that would allocate terabytes"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--parallel", "500"], "--parallel",
+                 id="500 range queries at once against one Prometheus"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--chunk-points", "50000"], "--chunk-points",
+                 id="more points than Prometheus answers (was silently lowered)"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--chunk-points", "0"], "--chunk-points", id="no points"),
     pytest.param(["--from", "now-1h", "--to", "now", "--tolerance", "nan"], "--tolerance", id="NaN tolerance"),
     pytest.param(["--from", "now-1h", "--to", "now", "--tolerance=-0.1"], "--tolerance", id="negative tolerance"),
 ])
