@@ -128,8 +128,8 @@ def test_kubectl_top_pods_lists_only_fully_measured_pods(cluster: Cluster) -> No
     """web-1's sidecar has no CPU yet: the pod is left out (metrics-server), not listed with
     `0m` for the sidecar and a pod total without it; quiet-0 has no series; waiting-0 is Pending."""
     assert [row[0] for row in cluster.rows("top", "pods", "-n", "shop")] == ["web-0"]
-    assert [row[:3] for row in cluster.rows("top", "pods", "-n", "shop", "--containers")] == [
-        ["web-0", "app", cluster.rows("top", "pod", "web-0", "-n", "shop", "--containers")[0][2]]]
+    assert [(row[0], row[1], row[3]) for row in cluster.rows("top", "pods", "-n", "shop", "--containers")] == [
+        ("web-0", "app", "120Mi")]
     assert [(row[0], row[1], row[3]) for row in cluster.rows("top", "pods", "-A")] == [
         ("pay", "api-0", "60Mi"), ("shop", "web-0", "120Mi")]
 
@@ -150,3 +150,25 @@ def test_field_selector_on_metadata_name(cluster: Cluster) -> None:
                                      "/apis/metrics.k8s.io/v1beta1/nodes?fieldSelector=metadata.name%3Dnode-b")
     assert code == 0, err
     assert [n["metadata"]["name"] for n in json.loads(out)["items"]] == ["node-b"]
+
+
+def test_kubectl_get_podmetrics_and_nodemetrics_print_metrics_servers_columns(cluster: Cluster) -> None:
+    """kubectl get asks for a Table: NAME CPU MEMORY WINDOW as with metrics-server (before: the
+    generic NAME AGE, AGE always 0s)."""
+    code, out, err = cluster.kubectl("get", "podmetrics", "-n", "shop")
+    assert code == 0, err
+    [header, *rows] = [line.split() for line in out.strip().splitlines()]
+    assert header == ["NAME", "CPU", "MEMORY", "WINDOW"]
+    assert [(row[0], row[2], row[3]) for row in rows] == [("web-0", "120Mi", "1m0s")]
+    every = cluster.rows("get", "podmetrics.metrics.k8s.io", "-A")
+    assert [(row[0], row[1], row[3]) for row in every] == [("pay", "api-0", "60Mi"), ("shop", "web-0", "120Mi")]
+    nodes = cluster.rows("get", "nodemetrics")
+    assert [(row[0], row[2], row[3]) for row in nodes] == [
+        ("node-a", f"{120 + 512}Mi", "1m0s"), ("node-b", f"{110 + 60 + 512}Mi", "1m0s")]
+
+
+def test_kubectl_get_podmetrics_watch_is_refused_as_metrics_server_refuses_it(cluster: Cluster) -> None:
+    code, _, err = cluster.kubectl("get", "podmetrics", "-n", "shop", "-w", "--request-timeout=10s")
+    assert code == 1
+    assert err.strip().splitlines()[-1] == (
+        'Error from server (MethodNotAllowed): watch is not supported on resources of kind "pods.metrics.k8s.io"')
