@@ -114,14 +114,14 @@ def spec_with(**changes):
 @pytest.mark.parametrize(("obj", "message"), [
     pytest.param(pas(spec=spec_with(maxReplicas=None)), "spec.maxReplicas: Required value", id="no-max"),
     pytest.param(pas(spec=spec_with(maxReplicas=0)), "spec.maxReplicas: Invalid value: 0", id="max-zero"),
-    pytest.param(pas(spec=spec_with(minReplicas=11)), "spec.minReplicas: Invalid value: 11", id="min-above-max"),
+    pytest.param(pas(spec=spec_with(minReplicas=11)), "spec.maxReplicas: Invalid value: 10", id="min-above-max"),
     pytest.param(pas(spec=spec_with(minReplicas="2")), "spec.minReplicas: must be an integer", id="min-string"),
     pytest.param(pas(spec=spec_with(scaleTargetRef={"kind": "Deployment"})), "spec.scaleTargetRef.name",
                  id="no-target-name"),
     pytest.param(pas(spec=spec_with(metrics=[{"type": "Pods", "pods": {"metric": {"name": "x"}, "target": {
-        "type": "AverageValue", "averageValue": "lots"}}}])), "spec.metrics[0].target.averageValue", id="bad-quantity"),
+        "type": "AverageValue", "averageValue": "lots"}}}])), "spec.metrics[0].pods.target.averageValue", id="bad-quantity"),
     pytest.param(pas(spec=spec_with(metrics=[{"type": "Pods", "pods": {"metric": {"name": "x"}, "target": {
-        "type": "Average"}}}])), "spec.metrics[0].target.type: Unsupported value", id="bad-target-type"),
+        "type": "Average"}}}])), "spec.metrics[0].pods.target.type: Invalid value", id="bad-target-type"),
     pytest.param(pas(spec=spec_with(behavior={"scaleUp": {"policies": [{"type": "Nodes", "value": 1,
                                                                          "periodSeconds": 15}]}})),
                  "spec.behavior.scaleUp.policies[0].type", id="bad-policy-type"),
