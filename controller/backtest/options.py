@@ -85,7 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     a("-o", "--output", choices=("text", "json", "csv"), default="text")
     a("--html", help="also write the self-contained HTML report to this file")
     a("--namespace", help="namespace of the target's pods (default: the spec's)")
-    a("--pod-regex", help="pod names of the target (default: the scale target's name, then -.*)")
+    a("--pod-regex", help="pod names of the target (default: the scale target's name, then one or two -segments, "
+                          "e.g. web-7d9f8c-x2k4q; a StatefulSet's name-<ordinal>)")
     a("--flap-window", default="10m", help="a reversal within this long counts as a flap (default 10m)")
     a("--max-syncs", type=int, default=DEFAULT_MAX_SYNCS, help="refuse ranges with more syncs than this")
     a("--parallel", type=int, default=4, help=f"range queries in flight (default 4, at most {MAX_PARALLEL})")

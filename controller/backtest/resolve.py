@@ -10,7 +10,8 @@ fetched by the caller.
 
 The pod set: the backtest has no cluster, so per-pod queries cover every pod of the namespace
 (no name matcher, as the adapter does for a large selection) and the caller keeps the pods whose
-name matches a regular expression (by default the scale target's name followed by `-`).
+name matches a regular expression (by default `run.default_pod_regex`: the target's name and the
+suffixes its controller gives pod names).
 
 Non-goals: fetching, the load model. Pure: no I/O, no clock.
 """

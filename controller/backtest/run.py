@@ -60,6 +60,15 @@ def make_grid(opts: Options, specs: Sequence[BacktestSpec]) -> Grid:
     return Grid(start=opts.start, step=step, count=count, stop=opts.end)
 
 
+def default_pod_regex(kind: str, name: str) -> str:
+    """The target's pod names without a cluster to read its selector: a StatefulSet's are name-<ordinal>;
+    a Deployment's name-<template hash>-<suffix>, a ReplicaSet's name-<suffix>. One or two segments after
+    the name, never three, so the pods of a sibling Deployment `name-worker` are not taken for the target's."""
+    if kind == "StatefulSet":
+        return f"{re.escape(name)}-[0-9]+"
+    return f"{re.escape(name)}-[a-z0-9]+(-[a-z0-9]+)?"
+
+
 def _check_requests(spec: BacktestSpec, opts: Options) -> None:
     for k, m in enumerate(spec.autoscaler.metrics):
         t = m.target
@@ -146,7 +155,7 @@ async def fetch_inputs(opts: Options, *, progress: Callable[[int, int], None] | 
                           metric_selectors=s.metric_selectors,
                           paused=s.paused)
              for s in specs]
-    pod_regex = opts.pod_regex or f"{re.escape(main.target_name)}-.*"
+    pod_regex = opts.pod_regex or default_pod_regex(main.target_kind, main.target_name)
     try:
         pod_pattern = re.compile(pod_regex)
     except re.error as err:

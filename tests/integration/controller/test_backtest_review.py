@@ -79,6 +79,9 @@ def _history() -> str:
     for pod in ("web-1", "web-2"):  # load triples at tick 2
         series.append(("bt_rps", {"namespace": "cadence", "pod": pod},
                        [(T0 + STEP * i, 10.0 if i < 2 else 30.0) for i in range(TICKS)]))
+    for pod, value in (("web-7d9c8b5f4-abcde", 10.0), ("web-7d9c8b5f4-fghij", 10.0),
+                       ("web-worker-5f6d7c8b9-klmno", 1000.0)):  # web's, then Deployment web-worker's
+        series.append(("bt_rps", {"namespace": "prefix", "pod": pod}, [(T0 + STEP * i, value) for i in range(TICKS)]))
     for instance in ("ksm-0", "ksm-1"):  # kube-state-metrics with two replicas: every series twice
         series.append(("ha_replicas", {"namespace": "ha", "instance": instance},
                        [(T0 + STEP * i, 2.0) for i in range(TICKS)]))
@@ -95,7 +98,9 @@ def prometheus() -> Iterator[BackfilledPrometheus]:
 def files(tmp_path: Path) -> dict[str, Path]:
     out = {"rules": tmp_path / "rules.yaml", "inf": tmp_path / "inf.yaml", "ha": tmp_path / "ha.yaml",
            "steady": tmp_path / "steady.yaml", "zero": tmp_path / "zero.yaml",
-           "every15": tmp_path / "every15.yaml", "every60": tmp_path / "every60.yaml"}
+           "every15": tmp_path / "every15.yaml", "every60": tmp_path / "every60.yaml",
+           "prefix": tmp_path / "prefix.yaml"}
+    out["prefix"].write_text(_spec("prefix"))
     out["every15"].write_text(_crd("every15", 15))
     out["every60"].write_text(_crd("every60", 60))
     out["zero"].write_text(_spec("zero"))
@@ -237,3 +242,14 @@ def test_compared_specs_each_sync_at_their_own_period(
     assert body["runs"][1]["summary"]["seconds_above_target"] == 7 * STEP  # ticks 2-8: 30, then 15 per pod
     assert body["runs"][1]["steps"][1]["limitedBy"] == "" and body["runs"][1]["summary"]["scale_ups"] == 2
 
+
+
+def test_pods_of_a_sibling_workload_whose_name_starts_alike_are_not_the_targets(
+        prometheus: BackfilledPrometheus, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    # Deployment web's pods are web-<template hash>-<suffix>; Deployment web-worker's pods also start
+    # with "web-". The default name pattern was web-.*, which took their load for web's.
+    code, out, err = _run(capsys, prometheus, files, "prefix", "-o", "json")
+    assert code == 0, err
+    body = json.loads(out)
+    assert [s["replicas"] for s in body["runs"][0]["steps"]] == [2] * TICKS
+    assert body["inputs"]["pods"] == "names matching web-[a-z0-9]+(-[a-z0-9]+)?"
