@@ -207,3 +207,25 @@ def test_quantities_and_names_upstream_refuses_fail_their_pattern(schema, body, 
 ])
 def test_what_upstream_accepts_is_admitted(schema, body):
     assert admit(schema, body) == []
+
+
+def _rules_with_their_lists(node: dict[str, Any], path: str = "", lists: tuple[dict[str, Any], ...] = ()):
+    for rule in node.get("x-kubernetes-validations") or ():
+        yield path, node, rule["rule"], lists
+    for key, child in (node.get("properties") or {}).items():
+        yield from _rules_with_their_lists(child, f"{path}.{key}", lists)
+    if "items" in node:
+        yield from _rules_with_their_lists(node["items"], f"{path}[]", (*lists, node))
+
+
+def test_validation_rules_fit_kube_apiservers_cel_cost_budget(schema):
+    """kube-apiserver refuses a CRD whose rules' estimated cost is too high; the estimate multiplies
+    by the largest size of every enclosing list and of the strings a rule scans. The stand-in does
+    not estimate costs, so the shape that keeps the estimate low is pinned here: every list above
+    a rule is bounded, and a regular expression scans only a bounded string."""
+    found = list(_rules_with_their_lists(schema))
+    assert len(found) > 20
+    for path, node, rule, lists in found:
+        assert all("maxItems" in listed for listed in lists), f"{path}: {rule} sits in an unbounded list"
+        if "matches(" in rule:
+            assert "maxLength" in node, f"{path}: {rule} scans an unbounded string"
