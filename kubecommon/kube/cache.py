@@ -107,7 +107,8 @@ class ObjectCache:
                  keep_raw: bool = False,
                  on_change: Callable[[ObjectCache], None] | None = None, track_changes: bool = False,
                  watch_timeout_seconds: int = 300, watch_idle_seconds: float = WATCH_IDLE_SECONDS,
-                 max_backoff: float = 30.0, relist_after_outage: float = RELIST_AFTER_OUTAGE, kept_selections: int = KEPT_SELECTIONS) -> None:
+                 max_backoff: float = 30.0, relist_after_outage: float = RELIST_AFTER_OUTAGE,
+                 kept_selections: int = KEPT_SELECTIONS) -> None:
         self.info = info
         self._client = client
         self._namespace = namespace
