@@ -11,6 +11,9 @@ chunked range queries, 4 in flight) both take 0.8 s wall and 0.35 s CPU, since P
 bottleneck; aiohttp needs no thread pool, is the project's HTTP client already, and keeps the
 contract that holds the synchronous clients out of `controller`.
 
+Prometheus' `warnings` (a partial answer when a store is down behind Thanos or Mimir) do not stop
+the run: they are kept, per query, for the report.
+
 Non-goals: the PromQL (from `resolve`), folding samples (`model.Accumulator`). I/O only here.
 """
 
@@ -60,6 +63,12 @@ class PrometheusHistory:
         self._headers = dict(headers or {})
         self._progress = progress
         self._session: aiohttp.ClientSession | None = None
+        self._warnings: dict[str, None] = {}
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What Prometheus warned of (a partial answer from Thanos or Mimir, say), each `query: warning` once."""
+        return tuple(self._warnings)
 
     async def __aenter__(self) -> PrometheusHistory:
         self._session = aiohttp.ClientSession(timeout=self._timeout, headers=self._headers)
@@ -89,6 +98,8 @@ class PrometheusHistory:
         if body.get("status") != "success":
             raise HistoryError(f"{what}: Prometheus answered HTTP {status}: {body.get('errorType', '')} "
                                f"{body.get('error', '')}".rstrip())
+        for warning in body.get("warnings") or ():
+            self._warnings[f"{what}: {warning}"] = None
         if "data" not in body:
             raise HistoryError(f"{what}: Prometheus answered success with no data: {raw[:200]!r}")
         return body["data"]

@@ -20,7 +20,7 @@ from controller.backtest.model import iso_time as fmt_time
 from controller.backtest.simulate import Timeline
 from controller.backtest.summary import Summary
 
-__all__ = ["MetricInfo", "Report", "SpecRun", "difference_lines", "fmt_time", "render_text"]
+__all__ = ["MetricInfo", "Report", "SpecRun", "difference_lines", "fmt_time", "render_text", "warning_lines"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +53,7 @@ class Report:
     actual_source: str
     per_node: int | None
     flap_window: float
+    warnings: tuple[str, ...] = ()  # Prometheus' warnings, `query: warning`
 
 
 def fmt_seconds(seconds: float) -> str:
@@ -136,6 +137,7 @@ def render_text(report: Report) -> str:
     lines.append("")
     lines += model_lines(report)
     lines += gap_lines(report.gaps, grid.step)
+    lines += warning_lines(report.warnings)
     differing = difference_lines(report)
     if differing:
         lines += ["", "against the recorded replicas:", *differing]
@@ -151,6 +153,14 @@ def model_lines(report: Report) -> list[str]:
         for k, m in enumerate(run.metrics):
             lines.append(f"  {run.name} [{k}] {m.label}: {m.assumption}")
     return lines
+
+
+def warning_lines(warnings: Sequence[str]) -> list[str]:
+    if not warnings:
+        return []
+    return [f"Prometheus warnings ({len(warnings)}; the history may be incomplete, e.g. a partial answer):",
+            *(f"  {w}" for w in warnings[:20]), *([f"  ... and {len(warnings) - 20} more (see -o json)"]
+                                                 if len(warnings) > 20 else [])]
 
 
 def gap_lines(gaps: Sequence[Gap], step: float) -> list[str]:

@@ -58,6 +58,7 @@ def render_json(report: Report) -> str:
         "actualReplicasSource": report.actual_source,
         "gaps": [{"what": g.what, "from": fmt_time(g.start), "to": fmt_time(g.end), "syncs": g.ticks}
                  for g in report.gaps],
+        "warnings": list(report.warnings),
         "runs": [_run(r, report) for r in report.runs],
     }
     return orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n"

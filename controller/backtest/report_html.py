@@ -16,7 +16,9 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from controller.backtest.report import Report, difference_lines, fmt_seconds, fmt_time, gap_lines, summary_rows
+from controller.backtest.report import (
+    Report, difference_lines, fmt_seconds, fmt_time, gap_lines, summary_rows, warning_lines,
+)  # fmt: skip
 
 __all__ = ["render_html"]
 
@@ -153,7 +155,8 @@ def render_html(report: Report) -> str:
         "<h2>Charts</h2>", *(c.svg(start, end) for c in charts),
         f"<h2>Load model</h2><p>Actual replicas: {escape(report.actual_source)}.</p>",
         _table(["spec", "metric", "assumption", "rule", "query"], model),
-        "<h2>History gaps</h2><pre>", escape("\n".join(gap_lines(report.gaps, grid.step))), "</pre>",
+        "<h2>History gaps</h2><pre>", escape("\n".join(gap_lines(report.gaps, grid.step)
+                                                   + warning_lines(report.warnings))), "</pre>",
         "<h2>Against the recorded replicas</h2><pre>", escape("\n".join(difference_lines(report) or ["unknown"])),
         "</pre>",
         explained,

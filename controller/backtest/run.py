@@ -95,6 +95,7 @@ class _Fetched:
     histories: dict[tuple[str, ...], MetricHistory]
     actual: MetricHistory | None
     gaps: tuple[Gap, ...]
+    warnings: tuple[str, ...] = ()
 
 
 async def _fetch(opts: Options, grid: Grid, queries: Sequence[MetricQuery], pod_pattern: re.Pattern[str],
@@ -117,7 +118,7 @@ async def _fetch(opts: Options, grid: Grid, queries: Sequence[MetricQuery], pod_
     elif opts.actual_replicas is not None:
         actual = MetricHistory(total=array("d", [opts.actual_replicas * 1000.0]) * grid.count,
                                present=b"\x01" * grid.count, pods=array("H", bytes(2 * grid.count)))
-    return _Fetched(histories=histories, actual=actual, gaps=tuple(found))
+    return _Fetched(histories=histories, actual=actual, gaps=tuple(found), warnings=prometheus.warnings)
 
 
 def _actual_source(opts: Options) -> str:
@@ -218,8 +219,8 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
               "scaled to/from 0 outside the autoscaler": "followed from the actual replicas when minReplicas > 0"}
     if any(s.paused for s in specs):
         inputs["spec.paused"] = "ignored: the replay shows what the spec would do unpaused"
-    return Report(inputs=inputs, runs=tuple(runs), gaps=fetched.gaps, actual=actual, actual_source=source,
-                  per_node=per_node, flap_window=opts.flap_window)
+    return Report(inputs=inputs, runs=tuple(runs), gaps=fetched.gaps, warnings=fetched.warnings, actual=actual,
+                  actual_source=source, per_node=per_node, flap_window=opts.flap_window)
 
 
 def _is_util(q: MetricQuery) -> bool:

@@ -18,6 +18,9 @@ from aiohttp import web
 
 from controller.backtest.history import HistoryError
 from controller.backtest.options import parse_options
+from controller.backtest.report import render_text
+from controller.backtest.report_data import render_json
+from controller.backtest.report_html import render_html
 from controller.backtest.run import run_backtest
 
 T0 = 1_767_225_600
@@ -108,3 +111,23 @@ async def test_a_malformed_answer_is_one_error_naming_the_query(
     assert says in message
     named = QUERY if path == "/api/v1/query_range" else "seriesQuery"
     assert named in message
+
+
+async def test_prometheus_warnings_reach_the_report(answers: tuple[str, dict[str, tuple[int, bytes]]],
+                                                    tmp_path: Path) -> None:
+    # Thanos/Mimir answer a partial result (a store down) as success with a warning: the history may lack
+    # pods or whole stretches. The run goes on, and every report says so, naming the query.
+    url, table = answers
+    partial = orjson.loads(_matrix([GOOD_SERIES]))
+    partial["warnings"] = ["partial response: store 10.0.0.7:10901 unavailable"]
+    table["/api/v1/query_range"] = (200, orjson.dumps(partial))
+    (tmp_path / "rules.yaml").write_text(RULES)
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    opts = parse_options(["-f", str(tmp_path / "spec.yaml"), "--rules", str(tmp_path / "rules.yaml"),
+                          "--prometheus-url", url, "--from", str(T0), "--to", str(T0 + 60)], now=T0 + 3600)
+    report = await run_backtest(opts)
+    text = render_text(report)
+    assert "Prometheus warnings" in text and "store 10.0.0.7:10901 unavailable" in text and QUERY in text
+    assert orjson.loads(render_json(report))["warnings"] == [
+        f"Pods bt_rps (AverageValue): {QUERY}: partial response: store 10.0.0.7:10901 unavailable"]
+    assert "store 10.0.0.7:10901 unavailable" in render_html(report)
