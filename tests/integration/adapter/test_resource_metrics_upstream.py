@@ -32,6 +32,7 @@ PODS = (FakePod(namespace="shop", name="web-0", service="web", node="node-a", cp
         FakePod(namespace="pay", name="api-0", service="api", node="node-b", cpu_cores=0.05,
                 memory_bytes=60 * 2**20))
 SIDECAR = {"namespace": "shop", "pod": "web-1", "container": "sidecar", "node": "node-b"}
+PROXY = {"namespace": "shop", "pod": "web-0", "container": "proxy", "node": "node-a"}  # measured whole
 
 
 def _extra_objects() -> list[dict[str, Any]]:
@@ -69,6 +70,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     exporter = SampleExporter().start()
     populate_demo(exporter, PODS)
     exporter.set_gauge("container_memory_working_set_bytes", SIDECAR, 10 * 2**20)
+    exporter.set_counter("container_cpu_usage_seconds_total", PROXY, rate=0.01)
+    exporter.set_gauge("container_memory_working_set_bytes", PROXY, 16 * 2**20)
     prometheus = LocalPrometheus([exporter.address])
     standin = adapter = None
     try:
@@ -115,6 +118,11 @@ NOT_SERVED = [
                  'Error from server (NotFound): nodes "node-z" not found', id="node-that-does-not-exist"),
     pytest.param(("top", "node", "-l", "pool=spare"), "error: metrics not available yet",
                  id="node-selector-matching-only-unmeasured"),
+    # metrics-server's pod cache holds Running pods only, so it says `pods "waiting-0" not found`;
+    # the pod exists, so we name what is missing: its metrics
+    pytest.param(("top", "pod", "waiting-0", "-n", "shop"),
+                 'Error from server (NotFound): podmetrics.metrics.k8s.io "shop/waiting-0" not found',
+                 id="pending-pod"),
 ]
 
 
@@ -129,9 +137,9 @@ def test_kubectl_top_pods_lists_only_fully_measured_pods(cluster: Cluster) -> No
     `0m` for the sidecar and a pod total without it; quiet-0 has no series; waiting-0 is Pending."""
     assert [row[0] for row in cluster.rows("top", "pods", "-n", "shop")] == ["web-0"]
     assert [(row[0], row[1], row[3]) for row in cluster.rows("top", "pods", "-n", "shop", "--containers")] == [
-        ("web-0", "app", "120Mi")]
+        ("web-0", "app", "120Mi"), ("web-0", "proxy", "16Mi")]
     assert [(row[0], row[1], row[3]) for row in cluster.rows("top", "pods", "-A")] == [
-        ("pay", "api-0", "60Mi"), ("shop", "web-0", "120Mi")]
+        ("pay", "api-0", "60Mi"), ("shop", "web-0", "136Mi")]
 
 
 def test_kubectl_top_nodes_with_selectors(cluster: Cluster) -> None:
@@ -159,9 +167,9 @@ def test_kubectl_get_podmetrics_and_nodemetrics_print_metrics_servers_columns(cl
     assert code == 0, err
     [header, *rows] = [line.split() for line in out.strip().splitlines()]
     assert header == ["NAME", "CPU", "MEMORY", "WINDOW"]
-    assert [(row[0], row[2], row[3]) for row in rows] == [("web-0", "120Mi", "1m0s")]
+    assert [(row[0], row[2], row[3]) for row in rows] == [("web-0", "136Mi", "1m0s")]
     every = cluster.rows("get", "podmetrics.metrics.k8s.io", "-A")
-    assert [(row[0], row[1], row[3]) for row in every] == [("pay", "api-0", "60Mi"), ("shop", "web-0", "120Mi")]
+    assert [(row[0], row[1], row[3]) for row in every] == [("pay", "api-0", "60Mi"), ("shop", "web-0", "136Mi")]
     nodes = cluster.rows("get", "nodemetrics")
     assert [(row[0], row[2], row[3]) for row in nodes] == [
         ("node-a", f"{120 + 512}Mi", "1m0s"), ("node-b", f"{110 + 60 + 512}Mi", "1m0s")]
