@@ -59,6 +59,7 @@ class PrometheusHistory:
                  progress: Callable[[int, int], None] | None = None) -> None:
         self._url = url.rstrip("/")
         self._gate = asyncio.Semaphore(max(1, parallel))
+        self._seconds = timeout
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._headers = dict(headers or {})
         self._progress = progress
@@ -85,9 +86,13 @@ class PrometheusHistory:
                 async with self._session.post(f"{self._url}{path}", data=form) as resp:
                     raw = await resp.read()
                     status = resp.status
-            except (aiohttp.ClientError, asyncio.TimeoutError) as err:
+            except asyncio.TimeoutError:
+                raise HistoryError(f"{what}: Prometheus at {self._url} did not answer within {self._seconds:g} s: "
+                                   "a smaller --chunk-points (or --step, or fewer --parallel) asks less of it "
+                                   "per query") from None
+            except aiohttp.ClientError as err:
                 raise HistoryError(f"{what}: Prometheus at {self._url} did not answer: "
-                                   f"{err or type(err).__name__}") from None
+                                   f"{str(err) or type(err).__name__}") from None
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:

@@ -9,6 +9,7 @@ fixed bodies; nothing of ours is patched.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +17,8 @@ import orjson
 import pytest
 from aiohttp import web
 
-from controller.backtest.history import HistoryError
+from controller.backtest.history import HistoryError, Job, PrometheusHistory
+from controller.backtest.model import Grid
 from controller.backtest.options import parse_options
 from controller.backtest.report import render_text
 from controller.backtest.report_data import render_json
@@ -131,3 +133,28 @@ async def test_prometheus_warnings_reach_the_report(answers: tuple[str, dict[str
     assert orjson.loads(render_json(report))["warnings"] == [
         f"Pods bt_rps (AverageValue): {QUERY}: partial response: store 10.0.0.7:10901 unavailable"]
     assert "store 10.0.0.7:10901 unavailable" in render_html(report)
+
+
+async def test_a_query_prometheus_takes_too_long_on_says_how_to_ask_less(tmp_path: Path) -> None:
+    released = asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        await released.wait()  # longer than the client waits
+        return web.Response(body=_matrix([]), content_type="application/json")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", slow)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    grid = Grid(start=T0, step=15, count=10)
+    try:
+        async with PrometheusHistory(f"http://127.0.0.1:{port}", timeout=0.2) as prometheus:
+            with pytest.raises(HistoryError) as caught:
+                await prometheus.fetch([Job(what="Pods bt_rps: q", promql="q", consume=lambda _s: None)], grid)
+    finally:
+        released.set()
+        await runner.cleanup()
+    assert "Pods bt_rps: q" in str(caught.value) and "--chunk-points" in str(caught.value)
