@@ -18,7 +18,8 @@ Differences, on purpose: a pod with a container that has only one of the two res
 container has memory before `rate()` has two CPU points) is left out of lists and 404 on get
 saying which, as metrics-server serves a pod only when all its containers are measured; upstream
 wrote `0` for the missing resource, so `kubectl top` and the HPA summed a pod without that
-container's usage. CPU is reported in nano-cores like metrics-server (upstream truncates to
+container's usage. Such a pod is counted as a drop with reason `half_measured` (a CPU and a memory
+query that select different containers leave every pod out). CPU is reported in nano-cores like metrics-server (upstream truncates to
 millicores); a failed query is an error (503/500) instead of a silently empty list; large selections
 query the whole namespace and filter against the cache instead of a giant `pod=~"a|b|…"` regex.
 
@@ -171,6 +172,8 @@ class ResourceMetricsService:
                 found = usage.get(pod.name)
                 why = None if found is None else found.left_out_because()
                 if found is None or why is not None:
+                    if found is not None and not found.unusable:  # dropped samples were counted
+                        self._dropped("resource", "half_measured")
                     if why is not None and unusable_by_pod is not None:
                         unusable_by_pod[pod.name] = why
                     continue

@@ -103,3 +103,19 @@ async def test_pod_with_every_container_measured_is_served_whole() -> None:
     got = await _service(prom, "p").get_pod("ns", "p")
     assert [(c.name, str(c.usage["cpu"]), str(c.usage["memory"])) for c in got.containers] == [
         ("app", "250m", "2Ki"), ("proxy", "0", "1Ki")]
+
+
+async def test_a_half_measured_pod_is_counted_where_operators_look() -> None:
+    """A rule pair whose CPU and memory queries select different containers (one filters
+    container="POD", the other does not) leaves every pod out: /metrics says why, per pod."""
+    prom = FakePrometheus()
+    prom.set_query(_cpu('pod=~"p|q"'), [sample(0.2, pod="p", container="app"), sample(0.2, pod="q", container="app")])
+    prom.set_query(_mem('pod=~"p|q"'), [sample(2048, pod="p", container="app"), sample(0, pod="p", container="POD"),
+                                        sample(2048, pod="q", container="app"), sample(0, pod="q", container="POD")])
+    drops: list[tuple[str, str]] = []
+    rules = compiled().resource
+    assert rules is not None
+    service = ResourceMetricsService(rules=rules, prometheus=prom, objects=caches(pod("p", "ns"), pod("q", "ns")),
+                                     clock=lambda: NOW, dropped=lambda api, reason: drops.append((api, reason)))
+    assert (await service.list_pods("ns", ResourceQuery())).items == ()
+    assert drops == [("resource", "half_measured")] * 2
