@@ -90,7 +90,7 @@ def summary_rows(report: Report) -> list[tuple[str, list[str]]]:
         ("syncs held: metrics missing or failed", [str(x.blocked_ticks) for x in s]),
     ]
     if report.actual:
-        rows += [("syncs deciding other than recorded", [_num(x.syncs_differing) for x in s]),
+        rows += [("steps at another count than recorded", [_num(x.steps_differing) for x in s]),
                  ("time above / below recorded", [f"{_dur(x.seconds_above_actual)} / {_dur(x.seconds_below_actual)}"
                                                   for x in s])]
     if report.per_node:
@@ -113,11 +113,11 @@ def difference_lines(report: Report, limit: int = 20) -> list[str]:
         if not found:
             lines.append(f"{run.name}: every sync decided the recorded replicas")
             continue
-        lines.append(f"{run.name}: {len(found)} run(s) of syncs deciding other than the recorded replicas:")
+        lines.append(f"{run.name}: {len(found)} run(s) of steps at another count than the recorded replicas:")
         for d in found[:limit]:
             lo, hi = d.replicas
             alo, ahi = d.actual
-            lines.append(f"  {fmt_time(d.start)} .. {fmt_time(d.end)} ({d.syncs} syncs): replay "
+            lines.append(f"  {fmt_time(d.start)} .. {fmt_time(d.end)} ({d.steps} steps): replay "
                          f"{lo if lo == hi else f'{lo}-{hi}'}, recorded {alo:g}" + ("" if alo == ahi else f"-{ahi:g}"))
         if len(found) > limit:
             lines.append(f"  ... and {len(found) - limit} more (see -o json)")

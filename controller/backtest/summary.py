@@ -11,7 +11,7 @@ next tick, the last one until `--to`), so a figure never exceeds the range it co
   every metric that could be read is below its target;
 * time at maxReplicas and at minReplicas;
 * against the recorded replicas (when known): how many syncs decided a different count, the time
-  above and below it, and each run of differing syncs;
+  above and below it, and each run of differing steps;
 * nodes: with node allocatable and pod requests, nodes = ceil(replicas / pods per node), where a
   node holds floor(allocatable / request) pods for its scarcest resource (perfect packing, no
   daemon sets or system reservations: a lower bound).
@@ -35,11 +35,11 @@ __all__ = ["Difference", "Summary", "count_flaps", "gap_seconds", "pods_per_node
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Difference:
-    """A run of syncs where the replay's count differs from the count the target really had."""
+    """A run of steps where the replay's count differs from the count the target really had."""
 
     start: float
     end: float  # the last differing tick
-    syncs: int
+    steps: int  # grid steps (a spec syncing every n-th step still counts each)
     replicas: tuple[int, int]  # the replay's min, max over the run
     actual: tuple[float, float]  # the recorded min, max over the run
 
@@ -63,14 +63,14 @@ class Summary:
     blocked_ticks: int
     peak_nodes: int | None
     node_hours: float | None
-    syncs_differing: int | None = None  # ticks whose count differs from the recorded one (None: unknown)
+    steps_differing: int | None = None  # ticks whose count differs from the recorded one (None: unknown)
     seconds_above_actual: float | None = None
     seconds_below_actual: float | None = None
     differences: tuple[Difference, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         out = {field: getattr(self, field) for field in self.__slots__ if field != "differences"}
-        out["differences"] = [{"from": iso_time(d.start), "to": iso_time(d.end), "syncs": d.syncs,
+        out["differences"] = [{"from": iso_time(d.start), "to": iso_time(d.end), "steps": d.steps,
                                "replicas": list(d.replicas), "actual": list(d.actual)} for d in self.differences]
         return out
 
@@ -134,10 +134,10 @@ def _against_actual(t: Timeline, actual: Sequence[float | None], spans: Sequence
             j += 1
         reps = t.replicas[i:j + 1]
         seen = [a for a in actual[i:j + 1] if a is not None]
-        runs.append(Difference(start=t.grid.time(i), end=t.grid.time(j), syncs=j - i + 1,
+        runs.append(Difference(start=t.grid.time(i), end=t.grid.time(j), steps=j - i + 1,
                                replicas=(min(reps), max(reps)), actual=(min(seen), max(seen))))
         i = j + 1
-    return {"syncs_differing": sum(differs), "seconds_above_actual": _weighted(above, spans),
+    return {"steps_differing": sum(differs), "seconds_above_actual": _weighted(above, spans),
             "seconds_below_actual": _weighted(below, spans), "differences": tuple(runs)}
 
 

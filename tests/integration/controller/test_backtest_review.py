@@ -186,14 +186,14 @@ def test_the_report_names_the_syncs_that_decided_other_than_the_recorded_replica
     code, out, err = _run(capsys, prometheus, files, "ha", "-o", "json", *argv)
     assert code == 0, err
     summary = json.loads(out)["runs"][0]["summary"]
-    assert summary["syncs_differing"] == TICKS
+    assert summary["steps_differing"] == TICKS
     assert summary["seconds_above_actual"] == (TICKS - 1) * STEP and summary["seconds_below_actual"] == 0.0
     assert summary["differences"] == [{"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:02:45Z",
-                                       "syncs": TICKS, "replicas": [3, 3], "actual": [2.0, 2.0]}]
+                                       "steps": TICKS, "replicas": [3, 3], "actual": [2.0, 2.0]}]
     code, text, err = _run(capsys, prometheus, files, "ha", *argv)
     assert code == 0, err
-    assert "syncs deciding other than recorded" in text
-    assert "2026-01-01T00:00:00Z .. 2026-01-01T00:02:45Z (12 syncs): replay 3, recorded 2" in text
+    assert "steps at another count than recorded" in text
+    assert "2026-01-01T00:00:00Z .. 2026-01-01T00:02:45Z (12 steps): replay 3, recorded 2" in text
 
 
 def test_a_target_scaled_to_zero_outside_the_autoscaler_is_followed_not_scaled(
@@ -206,7 +206,7 @@ def test_a_target_scaled_to_zero_outside_the_autoscaler_is_followed_not_scaled(
     assert code == 0, err
     run = json.loads(out)["runs"][0]
     assert [s["replicas"] for s in run["steps"]] == [0] * 4 + [2] * (TICKS - 4)
-    assert (run["summary"]["scale_ups"], run["summary"]["scale_downs"], run["summary"]["syncs_differing"]) == (0, 0, 0)
+    assert (run["summary"]["scale_ups"], run["summary"]["scale_downs"], run["summary"]["steps_differing"]) == (0, 0, 0)
     assert [(c["from"], c["to"], c["external"]) for c in run["changes"]] == [(0, 2, True)]
 
 
