@@ -1,11 +1,13 @@
 """The backtest report for scripts: `-o json` (everything, per tick) and `-o csv` (one row per
 spec and tick).
 
-JSON: `inputs`, `model` (per spec and metric: query, rule, assumption), `gaps`, and per spec the
-`summary`, the scale `changes` and `steps` (time, replicas, actual replicas, per-metric value as
-the algorithm compared it to the target, the stage that limited the count, the error). NaN and
-unknown values are null. CSV columns: time, spec, replicas, actual_replicas, limited_by, error,
-then `metric<k>_value`, `metric<k>_target` for every metric index.
+JSON: `inputs`, `model` (per spec and metric: query, rule, assumption), `gaps`, Prometheus'
+`warnings`, and per spec the `summary` (with `differences`, the runs of steps at another count
+than recorded), the scale `changes` (`external`: made outside the autoscaler, followed) and
+`steps` (time, replicas, actual replicas, per-metric value as the algorithm compared it to the
+target, the stage that limited the count, the error). NaN and unknown values are null. CSV
+columns: time, spec, replicas, actual_replicas, limited_by, error, then `metric<k>_value`,
+`metric<k>_target` for every metric index.
 
 Non-goals: text and HTML. Pure: returns strings.
 """

@@ -10,7 +10,7 @@ next tick, the last one until `--to`), so a figure never exceeds the range it co
   is above the target, as time, and the peak value / target ratio; over-provisioning: ticks where
   every metric that could be read is below its target;
 * time at maxReplicas and at minReplicas;
-* against the recorded replicas (when known): how many syncs decided a different count, the time
+* against the recorded replicas (when known): how many steps had a different count, the time
   above and below it, and each run of differing steps;
 * nodes: with node allocatable and pod requests, nodes = ceil(replicas / pods per node), where a
   node holds floor(allocatable / request) pods for its scarcest resource (perfect packing, no
