@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -163,6 +164,20 @@ def suggest_step(start: float, end: float, max_syncs: int) -> str:
     return f"{best}s" if best < 60 else f"{best // 60}m" if best < 3600 else f"{best // 3600}h"
 
 
+def _prometheus_url(text: str) -> str:
+    """An http(s) URL with a host (a path prefix is kept: Thanos or a gateway may serve the API under one)."""
+    try:
+        url = urllib.parse.urlsplit(text.strip())
+        host = url.hostname
+        url.port  # noqa: B018 - raises ValueError for a port that is no number
+    except ValueError as err:
+        raise OptionsError(f"--prometheus-url {text!r}: {err}") from None
+    if url.scheme not in ("http", "https") or not host:
+        raise OptionsError(f"--prometheus-url {text!r}: expected http://host:port or https://host:port "
+                           "(with any path prefix Prometheus is served under)")
+    return text.strip()
+
+
 def _check_limits(ns: argparse.Namespace) -> None:
     """The flags that bound the work: every one in a range the backtest and Prometheus can hold."""
     if not 1 <= ns.max_syncs <= MAX_SYNCS_LIMIT:
@@ -200,7 +215,8 @@ def parse_options(argv: Sequence[str], *, now: float) -> Options:
     if ns.actual_replicas is not None and ns.actual_replicas < 0:
         raise OptionsError("--actual-replicas must not be negative")
     return Options(
-        spec_file=ns.filename, compare_file=ns.compare, prometheus_url=ns.prometheus_url, rules_file=ns.rules,
+        spec_file=ns.filename, compare_file=ns.compare, prometheus_url=_prometheus_url(ns.prometheus_url),
+        rules_file=ns.rules,
         start=start, end=end, step=step,
         explain_at=explain_at,
         node_allocatable=parse_resources(ns.node_allocatable, "--node-allocatable"),

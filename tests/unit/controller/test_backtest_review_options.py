@@ -51,6 +51,11 @@ def test_rfc3339_times_with_an_offset_are_read_in_that_offset(text: str, expecte
     pytest.param(["--from", "now-1h", "--to", "now", "--chunk-points", "50000"], "--chunk-points",
                  id="more points than Prometheus answers (was silently lowered)"),
     pytest.param(["--from", "now-1h", "--to", "now", "--chunk-points", "0"], "--chunk-points", id="no points"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--prometheus-url", "prometheus:9090"], "http://",
+                 id="a URL without its scheme (was 'did not answer: prometheus:9090/api/v1/query_range')"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--prometheus-url", "ftp://p"], "http://", id="not HTTP"),
+    pytest.param(["--from", "now-1h", "--to", "now", "--prometheus-url", "http://[::1"], "--prometheus-url",
+                 id="a broken URL"),
     pytest.param(["--from", "now-1h", "--to", "now", "--tolerance", "nan"], "--tolerance", id="NaN tolerance"),
     pytest.param(["--from", "now-1h", "--to", "now", "--tolerance=-0.1"], "--tolerance", id="negative tolerance"),
 ])
