@@ -86,11 +86,13 @@ class Accumulator:
     one_series: bool = False  # more than one series answering for a tick is an error (actual replicas)
     total: array[float] = field(init=False)
     present: bytearray = field(init=False)
-    _pods: dict[str, bytearray] = field(init=False, default_factory=dict)
+    _counts: array[int] = field(init=False)  # per-pod: pods that reported at each tick
+    _names: set[str] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         self.total = array("d", bytes(8 * self.grid.count))
         self.present = bytearray(self.grid.count)
+        self._counts = array("H", bytes(2 * self.grid.count))
 
     @classmethod
     def for_query(cls, q: MetricQuery, grid: Grid, pod_pattern: re.Pattern[str] | None) -> Accumulator:
@@ -98,53 +100,63 @@ class Accumulator:
                    container_label=q.container_label, container=q.spec.container, pod_pattern=pod_pattern)
 
     def add(self, series: Iterable[Series]) -> None:
+        """Fold one range query's answer. Calls cover disjoint ticks (one chunk each): a pod is counted
+        once per tick however many series (containers) it has, with memory for this answer only."""
+        reported: dict[str, set[int]] = {}  # per-pod: the ticks each pod reported in this answer
         for labels, values in series:
-            flags = self._flags_for(labels)
-            if flags is None:
+            use, pod = self._selects(labels)
+            if not use:
                 continue
-            last, one = self.kind is QueryKind.OBJECT, self.one_series
-            start, step, count = self.grid.start, self.grid.step, self.grid.count
-            total, present = self.total, self.present
-            try:
-                for ts, raw in values:
-                    value = float(raw)
-                    i = round((float(ts) - start) / step)
-                    if not -_MILLI_LIMIT < value < _MILLI_LIMIT or not 0 <= i < count:
-                        continue  # NaN, ±Inf, beyond a quantity: the adapter serves no value for it
-                    if one and present[i]:
-                        raise _TooManySeries(
-                            f"the query answered more than one series at {iso_time(start + i * step)} (one of "
-                            f"them {dict(labels)}); it must give one number per moment: aggregate it, e.g. "
-                            "max(kube_deployment_spec_replicas{...}) when kube-state-metrics runs twice")
-                    milli = milli_from_float(value)
-                    total[i] = milli if last else total[i] + milli
-                    flags[i] = 1
-                    present[i] = 1
-            except _TooManySeries:
-                raise
-            except (TypeError, ValueError):
-                raise ValueError(f"Prometheus answered series {dict(labels)} with a sample that is not a "
-                                 f"[time, value] pair of numbers: {_first_bad(values)}") from None
+            ticks = reported.setdefault(pod, set()) if pod else None
+            self._fold(labels, values, ticks)
+        counts = self._counts
+        for pod, ticks in reported.items():
+            self._names.add(pod)
+            for i in ticks:
+                counts[i] += 1
 
-    def _flags_for(self, labels: Mapping[str, str]) -> bytearray | None:
+    def _fold(self, labels: Mapping[str, str], values: Sequence[Any], ticks: set[int] | None) -> None:
+        last, one = self.kind is QueryKind.OBJECT, self.one_series
+        start, step, count = self.grid.start, self.grid.step, self.grid.count
+        total, present = self.total, self.present
+        try:
+            for ts, raw in values:
+                value = float(raw)
+                i = round((float(ts) - start) / step)
+                if not -_MILLI_LIMIT < value < _MILLI_LIMIT or not 0 <= i < count:
+                    continue  # NaN, ±Inf, beyond a quantity: the adapter serves no value for it
+                if one and present[i]:
+                    raise _TooManySeries(
+                        f"the query answered more than one series at {iso_time(start + i * step)} (one of "
+                        f"them {dict(labels)}); it must give one number per moment: aggregate it, e.g. "
+                        "max(kube_deployment_spec_replicas{...}) when kube-state-metrics runs twice")
+                milli = milli_from_float(value)
+                total[i] = milli if last else total[i] + milli
+                present[i] = 1
+                if ticks is not None:
+                    ticks.add(i)
+        except _TooManySeries:
+            raise
+        except (TypeError, ValueError):
+            raise ValueError(f"Prometheus answered series {dict(labels)} with a sample that is not a "
+                             f"[time, value] pair of numbers: {_first_bad(values)}") from None
+
+    def _selects(self, labels: Mapping[str, str]) -> tuple[bool, str]:
+        """Whether the series counts, and for a per-pod query the pod it belongs to."""
         if self.kind is QueryKind.OBJECT:
-            return self.present if labels.get(self.object_label) == self.object_name else None
+            return labels.get(self.object_label) == self.object_name, ""
         if self.kind is not QueryKind.PER_POD:
-            return self.present
+            return True, ""
         pod = labels.get(self.object_label)
         if pod is None or (self.pod_pattern is not None and not self.pod_pattern.fullmatch(pod)):
-            return None
+            return False, ""
         if self.container and labels.get(self.container_label) != self.container:
-            return None
-        return self._pods.setdefault(pod, bytearray(self.grid.count))
+            return False, ""
+        return True, pod
 
     def history(self) -> MetricHistory:
-        counts = array("H", bytes(2 * self.grid.count))
-        for flags in self._pods.values():
-            for i in (i for i, f in enumerate(flags) if f):
-                counts[i] += 1
-        return MetricHistory(total=self.total, present=bytes(self.present), pods=counts,
-                             pod_names=tuple(sorted(self._pods)))
+        return MetricHistory(total=self.total, present=bytes(self.present), pods=array("H", self._counts),
+                             pod_names=tuple(sorted(self._names)))
 
 
 class _TooManySeries(ValueError):
