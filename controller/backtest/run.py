@@ -53,10 +53,12 @@ def make_grid(opts: Options, specs: Sequence[BacktestSpec]) -> Grid:
     step = opts.step or float(math.gcd(*(max(1, round(s.sync_period)) for s in specs)))
     count = sync_count(opts.start, opts.end, step)
     if count > opts.max_syncs:
+        why = ("--step" if opts.step else "the spec's syncPeriodSeconds" if len({s.sync_period for s in specs}) == 1
+               else "the greatest common divisor of the specs' sync periods")
         raise BacktestError(
-            f"the range is {count:,} syncs at a {fmt_seconds(step)} step ({count:,} points per query), over the "
-            f"limit of {opts.max_syncs:,}: use --step {suggest_step(opts.start, opts.end, opts.max_syncs)} "
-            "or a shorter range (or raise --max-syncs)")
+            f"the range is {count:,} steps of {fmt_seconds(step)} ({why}), over the limit of {opts.max_syncs:,}: "
+            f"use --step {suggest_step(opts.start, opts.end, opts.max_syncs)} (every spec then syncs at it) or a "
+            "shorter range (or raise --max-syncs)")
     return Grid(start=opts.start, step=step, count=count, stop=opts.end)
 
 

@@ -6,6 +6,8 @@ range the backtest cannot hold (NaN, infinity, a limit of zero syncs or of a tri
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from controller.backtest.cli import main
@@ -65,3 +67,21 @@ def test_bad_times_and_limits_exit_2_with_one_message(extra: list[str], says: st
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     assert err.startswith("backtest: ") and says in err and "Traceback" not in err
+
+
+def test_a_range_too_long_for_the_specs_sync_periods_says_where_the_step_came_from(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 15 s and 17 s sync periods share a 1 s grid: a week is 604,801 steps, over the 500,000 limit.
+    for name, period in (("a", 15), ("b", 17)):
+        (tmp_path / f"{name}.yaml").write_text(
+            "apiVersion: autoscaling.prom-autoscaler.io/v1alpha1\nkind: PromAutoscaler\nmetadata: {name: " + name
+            + "}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, maxReplicas: 4, "
+            f"syncPeriodSeconds: {period}, metrics: [{{type: Pods, pods: {{metric: {{name: rps}}, "
+            "target: {type: AverageValue, averageValue: '1'}}}]}\n")
+    (tmp_path / "r.yaml").write_text("rules: []\n")
+    code = main(["-f", str(tmp_path / "a.yaml"), "--compare", str(tmp_path / "b.yaml"), "--rules",
+                 str(tmp_path / "r.yaml"), "--prometheus-url", "http://127.0.0.1:1", "--from", "now-7d", "--to", "now"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "604,801 steps of 1s (the greatest common divisor of the specs' sync periods)" in err
+    assert "use --step 15s (every spec then syncs at it)" in err
