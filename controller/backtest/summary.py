@@ -88,6 +88,7 @@ def summarize(t: Timeline, model: LoadModel, *, flap_window: float,
     """The figures of one replay; each tick counts for `Grid.span` seconds, so they cover the range exactly."""
     grid, spec = t.grid, t.spec
     spans = [grid.span(i) for i in range(grid.count)]
+    low = spec.min_replicas
     reps = t.replicas
     above, below, peak = _against_target(t)
     actual = [model.actual_replicas(i) for i in range(grid.count)]
@@ -104,7 +105,7 @@ def summarize(t: Timeline, model: LoadModel, *, flap_window: float,
         min_replicas_seen=min(reps, default=0), max_replicas_seen=max(reps, default=0),
         seconds_above_target=_weighted(above, spans), seconds_below_target=_weighted(below, spans), peak_ratio=peak,
         seconds_at_max=_weighted([r >= spec.max_replicas for r in reps], spans),
-        seconds_at_min=_weighted([r <= spec.min_replicas for r in reps], spans),
+        seconds_at_min=_weighted([r <= low and (r > 0 or low == 0) for r in reps], spans),  # 0 < min: disabled
         blocked_ticks=sum(1 for b in t.limited_by if b == "blocked"),
         peak_nodes=max(nodes) if nodes else None,
         node_hours=_weighted(nodes, spans) / 3600.0 if nodes else None,

@@ -208,6 +208,7 @@ def test_a_target_scaled_to_zero_outside_the_autoscaler_is_followed_not_scaled(
     assert [s["replicas"] for s in run["steps"]] == [0] * 4 + [2] * (TICKS - 4)
     assert (run["summary"]["scale_ups"], run["summary"]["scale_downs"], run["summary"]["steps_differing"]) == (0, 0, 0)
     assert [(c["from"], c["to"], c["external"]) for c in run["changes"]] == [(0, 2, True)]
+    assert run["summary"]["seconds_at_min"] == 0.0  # held at 0 by someone else, not at minReplicas (1)
 
 
 def test_a_sync_without_the_recorded_replicas_holds(
