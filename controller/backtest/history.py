@@ -101,8 +101,10 @@ class PrometheusHistory:
             raise HistoryError(f"{what}: Prometheus answered HTTP {status} with JSON that is not a Prometheus API "
                                f"answer: {raw[:200]!r}")
         if body.get("status") != "success":
-            raise HistoryError(f"{what}: Prometheus answered HTTP {status}: {body.get('errorType', '')} "
-                               f"{body.get('error', '')}".rstrip())
+            kind, error = str(body.get("errorType", "")), str(body.get("error", ""))
+            hint = ("; a smaller --chunk-points (or a longer --step) asks less of it per query"
+                    if kind == "timeout" or "too many samples" in error else "")
+            raise HistoryError(f"{what}: Prometheus answered HTTP {status}: {kind} {error}".rstrip() + hint)
         for warning in body.get("warnings") or ():
             self._warnings[f"{what}: {warning}"] = None
         if "data" not in body:

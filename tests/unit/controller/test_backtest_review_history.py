@@ -92,6 +92,13 @@ async def answers() -> AsyncIterator[tuple[str, dict[str, tuple[int, bytes]]]]:
     pytest.param("/api/v1/query_range", 200, _matrix([{"metric": "web-1", "values": [[T0, "1"]]}]),
                  "labels", id="labels that are no object"),
     pytest.param("/api/v1/query_range", 502, b"<html>Bad Gateway</html>", "HTTP 502", id="a proxy's HTML page"),
+    pytest.param("/api/v1/query_range", 422, orjson.dumps({
+        "status": "error", "errorType": "execution",
+        "error": "query processing would load too many samples into memory in query execution"}),
+        "--chunk-points", id="too many samples: ask for fewer points per query"),
+    pytest.param("/api/v1/query_range", 503, orjson.dumps({
+        "status": "error", "errorType": "timeout", "error": "query timed out in expression evaluation"}),
+        "--chunk-points", id="Prometheus' own query timeout: ask for fewer points per query"),
     pytest.param("/api/v1/series", 200, b'{"status": "success", "data": {"x": 1}}', "series",
                  id="series data that is no list"),
     pytest.param("/api/v1/series", 200, b'{"status": "success", "data": ["bt_rps"]}', "series",
