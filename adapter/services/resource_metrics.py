@@ -20,8 +20,9 @@ saying which, as metrics-server serves a pod only when all its containers are me
 wrote `0` for the missing resource, so `kubectl top` and the HPA summed a pod without that
 container's usage. Such a pod is counted as a drop with reason `half_measured` (a CPU and a memory
 query that select different containers leave every pod out). CPU is reported in nano-cores like
-metrics-server (upstream truncates to millicores); a failed query is an error (503/500) instead of a silently empty list; large selections
-query the whole namespace and filter against the cache instead of a giant `pod=~"a|b|…"` regex.
+metrics-server (upstream truncates to millicores); a failed query is an error (503/500) instead of
+a silently empty list; large selections query the whole namespace and filter against the cache
+instead of a giant `pod=~"a|b|…"` regex.
 
 Non-goals: HTTP parsing, JSON rendering, PromQL text.
 """
