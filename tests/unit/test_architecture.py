@@ -72,6 +72,18 @@ def test_readme_lists_every_enforced_layer() -> None:
     assert not missing, f"README's Architecture section does not mention: {missing}"
 
 
+def test_readme_names_exactly_the_pure_cores_the_contract_enforces() -> None:
+    """The README's "Pure cores (...)" list is the pure-cores contract's module list: a module
+    called pure in one place and left unchecked (or checked and never called pure) fails here."""
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    enforced = {line.strip() for line in config["importlinter:contract:pure-cores"]["source_modules"].splitlines()
+                if line.strip()}
+    readme = (ROOT / "README.md").read_text()
+    listed = set(re.findall(r"`([\w.]+)`", readme.split("Pure cores (", 1)[1].split(") import", 1)[0]))
+    assert listed == enforced, f"README only: {sorted(listed - enforced)}; contract only: {sorted(enforced - listed)}"
+
+
 @pytest.mark.parametrize("path", _product_modules() + _workshop_modules(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_module_hygiene(path: Path) -> None:
     source = path.read_text()
