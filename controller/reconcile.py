@@ -17,7 +17,8 @@ Order (upstream `reconcileAutoscaler`, through ports only, no HTTP here):
 `is_leader()` is checked right before every write; a replica that lost its Lease mid-sync writes
 nothing. The first sync after start or leadership gain restores the history from the status
 checkpoint and emits `StateRestored` once. Native HPAs (preview) run the same steps with no
-writes and no events at all.
+writes and no events at all. `sync_invalid` is the sync of a PromAutoscaler whose stored spec
+breaks an HPA validation rule: no reads, no scaling; status and one Warning say why (`InvalidSpec`).
 
 Non-goals: scheduling (controller.run), status JSON (controller.kube.status), conflict detection
 (controller.conflicts), telemetry (the caller reads the returned `SyncOutcome`).
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -41,7 +43,7 @@ from controller.kube.objects import KIND, Autoscaler, Mode
 from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter
 from controller.metrics.source import MetricQuery, MetricsSource
 from controller.kube.last_decision import limiting_reason
-from controller.kube.status import StatusDraft, plan_status_write
+from controller.kube.status import StatusDraft, invalid_spec_status, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
                                         paused_in_status, restorable, unrepeated,
@@ -49,7 +51,7 @@ from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.selectors import SelectorError
 
-__all__ = ["Reconciler", "SyncOutcome"]
+__all__ = ["InvalidAutoscaler", "Reconciler", "SyncOutcome"]
 
 _log = logging.getLogger(__name__)
 # An event this object emitted less than this share of its sync period ago is not emitted again (a
@@ -71,6 +73,18 @@ class SyncOutcome:
         """Retry sooner than the period (the queue's rate limiter decides how much sooner)."""
         return (self.result in (Result.BLOCKED, Result.FAILED_GET_SCALE, Result.WRITE_FAILED)
                 or self.status_write is WriteResult.ERROR)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InvalidAutoscaler:
+    """A stored PromAutoscaler whose spec cannot be used (`SpecError`): what reporting it needs."""
+
+    key: ObjectKey
+    uid: str
+    generation: int
+    spec_json: Any  # the spec as stored (to tell a status-only change from an edit)
+    status_json: Mapping[str, Any]
+    error: str  # the field and upstream's message
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -155,6 +169,29 @@ class Reconciler:
                 self._events.emit(obj.key, obj.uid, events)
         return SyncOutcome(key=obj.key, result=result, scale_write=scale_write, status_write=status_write,
                            report=report, error=decision.error)  # fmt: skip
+
+    async def sync_invalid(self, obj: InvalidAutoscaler) -> SyncOutcome:
+        """Never scale it; say why: status (`status.invalid_spec_status`) when that changes, and a
+        Warning `InvalidSpec` once per error, not every sync (each would spend the object's event
+        budget; the condition keeps saying it). It selects no pods while invalid."""
+        state = self._states.setdefault(obj.key, ObjectState())
+        state.last_report = None  # no decision to explain, nor to checkpoint over this status at shutdown
+        self._claims.release(obj.key.kind, obj.key.namespace, obj.key.name)
+        now = self._clock()
+        previous = state.written if state.written is not None else obj.status_json
+        new = invalid_spec_status(previous, generation=obj.generation, error=obj.error, now=now)
+        status_write = WriteResult.NONE
+        if plan_status_write(previous, new, now=now) is not None:
+            status_write = await self._write_status(obj.key, state, new, history=None)
+        events: tuple[Event, ...] = (Event(type=EventType.WARNING, reason=EventReason.INVALID_SPEC, message=obj.error),)
+        if status_write is WriteResult.ERROR:
+            events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_UPDATE_STATUS,
+                             message=state.status_error),)  # fmt: skip
+        if self._is_leader():
+            events = unrepeated(state, events, now=now, within=math.inf)
+            if events:
+                self._events.emit(obj.key, obj.uid, events)
+        return SyncOutcome(key=obj.key, result=Result.BLOCKED, status_write=status_write, error=obj.error)
 
     def _restore(self, obj: Autoscaler, state: ObjectState) -> tuple[Event, ...]:
         if state.restored:

@@ -89,6 +89,11 @@ class EventReason(StrEnum):
     STATE_RESTORED = "StateRestored"
     CONFLICTING_AUTOSCALER = "ConflictingAutoscaler"
     PREVIEW_RESCALE = "PreviewRescale"
+    # Also the reason of AbleToScale/ScalingActive=False on a stored spec that breaks an HPA
+    # validation rule (upstream cannot meet one: its admission refuses it). Deliberately not a
+    # `Reason`: a status carrying it reads back without those two conditions, so the first sync
+    # after the spec is fixed sets them afresh instead of keeping a stale InvalidSpec.
+    INVALID_SPEC = "InvalidSpec"
 
 
 # Condition messages, worded as upstream words them (users grep for them).
@@ -108,6 +113,7 @@ MSG_SCALE_DOWN_LIMIT = "the desired replica count is decreasing faster than the 
 MSG_TOO_MANY_REPLICAS = "the desired replica count is more than the maximum replica count"
 MSG_TOO_FEW_REPLICAS = "the desired replica count is less than the minimum replica count"
 MSG_SELECTOR_REQUIRED = "selector is required"
+MSG_INVALID_SPEC_NOT_SCALED = "the controller neither reads nor writes the target's scale until the spec is fixed"
 RESCALE_ABOVE_MAX = "Current number of replicas above Spec.MaxReplicas"
 RESCALE_BELOW_MIN = "Current number of replicas below Spec.MinReplicas"
 RESCALE_ALL_BELOW = "All metrics below target"

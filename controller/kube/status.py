@@ -5,7 +5,8 @@ Job: `build_status` turns a `Decision` into the status the CRD serves: the HPA-i
 conditions in upstream order with RFC 3339 UTC times; quantities printed as Kubernetes prints
 them), our `Paused` condition after them, `reference` and `targetsSummary` for the printer
 columns, the bounded `lastDecision`, and the `scaleHistory` checkpoint (epoch seconds) that
-lets a restarted controller keep its stabilization window and rate limits.
+lets a restarted controller keep its stabilization window and rate limits. `invalid_spec_status`
+is the status of an object whose stored spec cannot be used (InvalidSpec conditions).
 
 `StatusDraft` is that status built field by field on first read, so `plan_status_write` (which
 reads the cheap fields first and the bounded `lastDecision` only through its outcome) decides
@@ -28,7 +29,7 @@ from enum import StrEnum
 from typing import Any
 
 from controller.algorithm.behavior import ScaleHistory
-from controller.algorithm.conditions import Condition
+from controller.algorithm.conditions import MSG_INVALID_SPEC_NOT_SCALED, Condition, ConditionType, EventReason
 from controller.algorithm.decision import Decision
 from controller.algorithm.spec import MetricSpec, MetricStatus, SourceType
 from controller.kube.hpa_spec import source_body
@@ -39,13 +40,15 @@ from kubecommon.kubetime import format_time
 from kubecommon.quantity import format_milli
 
 __all__ = ["CHECKPOINT_INTERVAL_SECONDS", "METRICS_INTERVAL_SECONDS", "PAUSED_CONDITION", "StatusDraft",
-           "WriteReason", "build_status", "history_checkpoint", "metric_status_json", "plan_status_write"]
+           "WriteReason", "build_status", "history_checkpoint", "invalid_spec_status", "metric_status_json",
+           "plan_status_write"]
 
 CHECKPOINT_INTERVAL_SECONDS = 60.0
 METRICS_INTERVAL_SECONDS = 30.0
 PAUSED_CONDITION = "Paused"
 _MSG_PAUSED = "spec.paused is true: the controller holds the target's replicas and records what it would do"
 _MSG_NOT_PAUSED = "spec.paused is false: the controller scales the target"
+_MAX_ERROR = 1024  # lastDecision stays bounded (the condition carries the whole message)
 _STABLE_FIELDS = ("observedGeneration", "reference", "currentReplicas", "desiredReplicas", "lastScaleTime")
 
 Json = Mapping[str, Any]
@@ -72,12 +75,37 @@ def _paused_key(paused: bool) -> tuple[str, str, str, str]:
 
 
 def _paused_condition(previous: Json, paused: bool, now: float) -> dict[str, Any]:
-    kind, status, reason, message = _paused_key(paused)
+    return _kept_condition(previous, *_paused_key(paused), now=now)
+
+
+def _kept_condition(previous: Json, kind: str, status: str, reason: str, message: str, *,
+                    now: float) -> dict[str, Any]:  # fmt: skip
+    """A condition's JSON keeping `previous`'s transition time unless its status flips."""
     old = next((c for c in previous.get("conditions") or () if isinstance(c, Mapping)
                 and c.get("type") == kind), None)
     when = old.get("lastTransitionTime") if old is not None and old.get("status") == status else None
     return {"type": kind, "status": status, "lastTransitionTime": when or format_time(now), "reason": reason,
             "message": message}
+
+
+def invalid_spec_status(previous: Json, *, generation: int, error: str, now: float) -> dict[str, Any]:
+    """The status of an object whose stored spec breaks an HPA validation rule (`error` names the
+    field): `previous` with `observedGeneration` moved on, `AbleToScale` and `ScalingActive` False
+    with reason `InvalidSpec` (in place, or appended in upstream's order), `lastDecision` saying
+    so (the REASON column); every other field as it was, since nothing was read or decided."""
+    conditions = [dict(c) for c in previous.get("conditions") or () if isinstance(c, Mapping)]
+    reason = str(EventReason.INVALID_SPEC)
+    for kind, message in ((ConditionType.ABLE_TO_SCALE, MSG_INVALID_SPEC_NOT_SCALED),
+                          (ConditionType.SCALING_ACTIVE, error)):  # fmt: skip
+        entry = _kept_condition(previous, str(kind), "False", reason, message, now=now)
+        at = next((i for i, c in enumerate(conditions) if c.get("type") == str(kind)), None)
+        if at is None:
+            conditions.append(entry)
+        else:
+            conditions[at] = entry
+    decision = {"time": format_time(now), "outcome": "invalid spec", "limitingReason": reason, "applied": False,
+                "error": error[:_MAX_ERROR]}
+    return {**previous, "observedGeneration": generation, "conditions": conditions, "lastDecision": decision}
 
 
 def _current(status: MetricStatus) -> dict[str, Any]:

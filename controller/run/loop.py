@@ -14,9 +14,12 @@ the reconciler's memory and the per-object gauges, and recomputes the conflict m
 is the worker callback: one reconcile of the current version of the object.
 
 Kinds in `claim_only` (native HPAs without `--preview-native-hpas`) are read for the conflict
-guard only: never queued or synced. An object whose spec cannot be used (`SpecError`) is not
-queued; the error is logged once per resourceVersion and counted, and it is retried when the
-object changes.
+guard only: never queued or synced. A PromAutoscaler whose spec cannot be used (`SpecError`: it
+breaks an HPA validation rule, stored before the CRD was upgraded or with validation off) is
+logged and counted once per version of its spec and queued like any other, but its syncs only
+report it (`Reconciler.sync_invalid`: conditions, observedGeneration, one Warning event); it
+never gets scaled. A native HPA with such a spec is only logged (the built-in controller owns
+its status and events).
 
 Non-goals: the watch itself (kubecommon.kube.cache), the sync's steps (controller.reconcile),
 exporting metrics (controller.telemetry implements `LoopObserver`).
@@ -27,13 +30,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from controller.conflicts import Claim, find_conflicts
 from controller.kube.objects import KIND, Autoscaler, SpecError, autoscaler_from_object, with_new_status
 from controller.kube.ports import ObjectKey
-from controller.reconcile import Reconciler, SyncOutcome
+from controller.reconcile import InvalidAutoscaler, Reconciler, SyncOutcome
+from controller.reconcile_state import WriteResult
 from controller.run.queue import DueQueue
 from kubecommon.kube.objects import KubeObject
 
@@ -59,6 +63,7 @@ class _Known:
     generation: int
     period: float
     autoscaler: Autoscaler | None  # None: the spec could not be used
+    invalid: InvalidAutoscaler | None = None  # a PromAutoscaler whose spec could not be used: report it
 
 
 class AutoscalerLoop:
@@ -139,6 +144,11 @@ class AutoscalerLoop:
                 and raw.get("spec") == old.autoscaler.spec_json:
             return _Known(uid=obj.uid, resource_version=obj.resource_version, generation=generation,
                           period=old.period, autoscaler=with_new_status(old.autoscaler, raw))  # fmt: skip
+        if old is not None and old.invalid is not None and old.uid == obj.uid and old.generation == generation \
+                and raw.get("spec") == old.invalid.spec_json:  # our status write echoed back
+            return replace(old, resource_version=obj.resource_version,
+                           invalid=replace(old.invalid, status_json=_status(raw)))
+        invalid: InvalidAutoscaler | None = None
         try:
             autoscaler: Autoscaler | None = autoscaler_from_object({**raw, "kind": kind})
         except SpecError as err:
@@ -146,30 +156,40 @@ class AutoscalerLoop:
             if kind in self._claim_only:
                 _log.debug("%s %s: unreadable, not considered for conflicts: %s", kind, key, err)
             else:
-                _log.warning("%s %s: not synced: %s", kind, key, err)
+                _log.warning("%s %s: not scaled, its spec is invalid: %s", kind, key, err)
                 self._observer.observe_invalid_spec(key)
+            if kind == KIND:
+                invalid = InvalidAutoscaler(key=key, uid=obj.uid, generation=generation, spec_json=raw.get("spec"),
+                                            status_json=_status(raw), error=str(err))  # fmt: skip
         own_period = (raw.get("spec") or {}).get("syncPeriodSeconds") is not None and kind == KIND
         period = float(autoscaler.sync_period_seconds) if autoscaler and own_period else self._default_period
         return _Known(uid=obj.uid, resource_version=obj.resource_version, generation=generation, period=period,
-                      autoscaler=autoscaler)  # fmt: skip
+                      autoscaler=autoscaler, invalid=invalid)  # fmt: skip
 
     def _enqueue(self, key: ObjectKey, old: _Known | None, new: _Known, now: float) -> None:
         if key.kind in self._claim_only:
             return
-        if new.autoscaler is None:
+        if new.autoscaler is None and new.invalid is None:
             self._queue.remove(key)
             return
         created = old is None or old.uid != new.uid
         if created and old is not None:
             self._reconciler.forget(key)  # deleted and re-created under the same name
-        spec_changed = created or old is None or old.generation != new.generation or old.autoscaler is None
+        spec_changed = created or old is None or old.generation != new.generation \
+            or (old.autoscaler is None) != (new.autoscaler is None)
         self._queue.add(key, uid=new.uid, period=new.period, now=now,
                         immediate=spec_changed)  # fmt: skip
 
     # --- the worker callback -------------------------------------------------------------------
     async def sync(self, key: ObjectKey) -> bool:
-        autoscaler = self.autoscaler(key)
-        if autoscaler is None or key.kind in self._claim_only:
+        known = self._known.get(key.kind, {}).get(key)
+        if known is None or key.kind in self._claim_only:
+            return True  # deleted since it was queued
+        if known.invalid is not None:
+            reported = await self._reconciler.sync_invalid(known.invalid)
+            return reported.status_write is not WriteResult.ERROR  # nothing else to retry sooner
+        autoscaler = known.autoscaler
+        if autoscaler is None:
             return True  # deleted, or its spec became unusable, since it was queued
         started = self._timer()
         conflict = self._conflicts.get(key) if key.kind == KIND else None
@@ -188,6 +208,11 @@ class AutoscalerLoop:
 
     def keys(self) -> list[ObjectKey]:
         return [key for per_kind in self._known.values() for key in per_kind]
+
+
+def _status(raw: Mapping[str, Any]) -> dict[str, Any]:
+    status = raw.get("status")
+    return dict(status) if isinstance(status, Mapping) else {}
 
 
 def _target(known: _Known | None) -> object:

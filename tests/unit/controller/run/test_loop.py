@@ -86,11 +86,12 @@ async def test_own_sync_period_and_deletion() -> None:
     assert await loop.sync(KEY) is True, "a deleted object is skipped quietly"
 
 
-async def test_an_unusable_spec_is_not_queued() -> None:
+async def test_an_unusable_spec_is_queued_only_to_be_reported() -> None:
     w, loop, q, rec = setup()
     bad = pas_json(min_replicas=5, max_replicas=2)
     loop.on_cache_change(KIND, [cached(bad, "1")])
-    assert KEY not in q and rec.invalid == [KEY]
+    assert q.due_time(KEY) == 100.0 and rec.invalid == [KEY] and loop.autoscaler(KEY) is None
+    assert await loop.sync(KEY) is True and w.scale.gets == 0 and "InvalidSpec" in w.events.reasons(KEY)
     loop.on_cache_change(KIND, [cached(pas_json(generation=2), "2")])
     assert q.due_time(KEY) == 100.0, "fixed: queued at once"
 
