@@ -5,7 +5,10 @@ file re-read every minute), client certificates, CA verification, the cluster's 
 the user's impersonation headers, kubeconfig `exec` plugins (token or client certificate, re-run
 without blocking the event loop when expired or answered 401); non-2xx answers become
 `KubeAPIError` carrying the server's typed `StatusError`; transport failures and timeouts
-become `KubeUnavailable`. Watch streams are split into JSON events without aiohttp's line-size
+become `KubeUnavailable`. When the kubeconfig's server is plain http, the loader left the user's
+credentials out (as kubectl does); `start()` says so once, naming them and the server, so a 401/403
+from an http proxy is understood. A `KubeConfig` built in code is sent as given, as client-go's
+rest.Config is. Watch streams are split into JSON events without aiohttp's line-size
 limit (one event can be a large object).
 
 Retries follow client-go's REST client: an answer 429 (API Priority and Fairness under load) or
@@ -71,6 +74,12 @@ class KubeClient:
         self._retired: set[aiohttp.ClientSession] = set()  # pools of a replaced exec certificate
 
     async def start(self) -> None:
+        cfg = self.config
+        if cfg.unsent_credentials:  # said once, at start: why a plain-http server answers 401/403
+            _log.warning("kubeconfig %s: server %s is plain http, so the user's credentials (%s) are not used: "
+                         "credentials are not sent over plain http (kubectl does the same), requests arrive "
+                         "anonymous and may be refused (401/403); to authenticate, make the cluster's server an "
+                         "https:// URL", cfg.source, cfg.server, ", ".join(cfg.unsent_credentials))
         await self._open_session(*self._session_cert)
 
     async def _open_session(self, cert_file: str | None, key_file: str | None) -> None:

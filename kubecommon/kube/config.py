@@ -12,8 +12,12 @@ credential plugin (`exec_auth.ExecPlugin`, run later by the client, without bloc
 loop). Inline `*-data` certificates are written to 0600 files because
 `ssl.SSLContext.load_cert_chain` only reads files. A server written without a scheme
 (`10.0.0.1:6443`) is read as kubectl reads it: clientcmd decides on TLS before it has read the CA
-or the credentials, so it is plain `http://`, with neither credentials nor TLS settings (only
-impersonation). Also the in-cluster environment
+or the credentials, so it is plain `http://`. A plain-http server, so written or `http://...`,
+gets what kubectl gives it: neither the user's credentials (token, token file, basic auth, client
+certificate, exec plugin, auth-provider: clientcmd applies them only to a TLS transport, so no
+credential travels in clear text) nor the cluster's TLS settings, only impersonation and the proxy;
+`unsent_credentials` names what was left out, for the client's start-up warning. Impersonating a
+uid, groups or extra without `as` is refused, as kubectl refuses it. Also the in-cluster environment
 (`KUBERNETES_SERVICE_HOST/PORT`, the service-account token and CA).
 
 Non-goals: the removed `auth-provider` plugins (gcp, azure; rejected with a clear error), running
@@ -62,6 +66,8 @@ class KubeConfig:
     proxy_url: str | None = field(default=None, repr=False)
     impersonation: tuple[tuple[str, str], ...] = ()  # Impersonate-* headers from the user's `as*`
     exec_plugin: ExecPlugin | None = None  # run by the client when it needs a credential
+    # the user's credentials not used because the server is plain http ("token", "exec plugin", ...)
+    unsent_credentials: tuple[str, ...] = ()
     source: str = ""
 
     def __repr__(self) -> str:
@@ -137,9 +143,6 @@ def load_kube_config(path: str | Path, *, context: str | None = None,
     ctx, _ = _named(merged, "contexts", ctx_name, source)
     cluster, cluster_dir = _named(merged, "clusters", str(ctx.get("cluster", "")), source)
     user, user_dir = _named(merged, "users", str(ctx["user"]), source) if ctx.get("user") else ({}, cluster_dir)
-    if "auth-provider" in user:
-        raise KubeConfigError(f"{source}: user {ctx.get('user')!r} uses an auth-provider plugin, which "
-                              "client-go removed; use an exec plugin, a token, token file or client certificate")
     # Imported here: `import kubernetes` loads the whole generated client (0.2-2 s); in-cluster
     # configuration, the production path, never needs it.
     from kubernetes.config.config_exception import ConfigException
@@ -180,10 +183,16 @@ def _ca_pem(cluster: Mapping[str, Any], cluster_dir: str, where: str) -> bytes |
     return pem
 
 
-def _impersonation(user: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+def _impersonation(user: Mapping[str, Any], where: str, user_name: str) -> tuple[tuple[str, str], ...]:
     """The `Impersonate-*` headers kubectl sends for the user's `as`, `as-uid`, `as-groups` and
-    `as-user-extra` (extra keys escaped as client-go escapes them)."""
-    headers = [("Impersonate-User", str(user["as"]))] if user.get("as") else []
+    `as-user-extra` (extra keys escaped as client-go escapes them); the others without `as` are
+    refused, as kubectl's validation refuses them (the API server would too)."""
+    if not user.get("as"):
+        if user.get("as-uid") or user.get("as-groups") or user.get("as-user-extra"):
+            raise KubeConfigError(f"{where}: requesting uid, groups or user-extra for user {user_name!r} without "
+                                  "impersonating a user; add `as: <user name>`")
+        return ()
+    headers = [("Impersonate-User", str(user["as"]))]
     if user.get("as-uid"):
         headers.append(("Impersonate-Uid", str(user["as-uid"])))
     headers += [("Impersonate-Group", str(group)) for group in user.get("as-groups") or ()]
@@ -207,14 +216,14 @@ def _proxy(server: str, cluster: Mapping[str, Any], env: Mapping[str, str], sour
     return proxy_url
 
 
-def _server_url(server: str, where: str) -> tuple[str, bool]:
-    """(URL, whether it was written with a scheme) of a cluster's server, as client-go reads it:
-    a host or host:port without a scheme is http:// (DefaultServerURL with no TLS settings yet)."""
+def _server_url(server: str, where: str) -> str:
+    """The URL of a cluster's server, as client-go reads it: a host or host:port without a scheme
+    is http:// (DefaultServerURL with no TLS settings yet)."""
     scheme, sep, rest = server.partition("://")
     if sep and scheme and rest:
         if scheme.lower() not in ("http", "https"):
             raise KubeConfigError(f"{where}: server {server}: only http and https servers are supported")
-        return f"{scheme.lower()}://{rest}".rstrip("/"), True
+        return f"{scheme.lower()}://{rest}".rstrip("/")
     url = "http://" + server
     parts = urlsplit(url)
     try:
@@ -223,17 +232,31 @@ def _server_url(server: str, where: str) -> tuple[str, bool]:
         raise KubeConfigError(f"{where}: server {server}: the port is not a number") from None
     if not parts.hostname or parts.path not in ("", "/") or parts.query:
         raise KubeConfigError(f"{where}: server {server!r}: host must be a URL or a host:port pair")
-    return url.rstrip("/"), False
+    return url.rstrip("/")
+
+
+def _credentials(user: Mapping[str, Any]) -> tuple[str, ...]:
+    """The kinds of credential a kubeconfig user holds, as its keys name them."""
+    kinds = (("token", ("token",)), ("tokenFile", ("tokenFile",)), ("username/password", ("username", "password")),
+             ("client certificate", ("client-certificate", "client-certificate-data", "client-key",
+                                     "client-key-data")),
+             ("exec plugin", ("exec",)), ("auth-provider", ("auth-provider",)))
+    return tuple(kind for kind, keys in kinds if any(user.get(key) for key in keys))
 
 
 def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any], user_dir: str,
            source: str, *, cluster_name: str, user_name: str, env: Mapping[str, str]) -> KubeConfig:
     if not cluster.get("server"):
         raise KubeConfigError(f"{source}: cluster has no server")
-    server, has_scheme = _server_url(str(cluster["server"]), f"{source}: cluster {cluster_name!r}")
-    impersonation = _impersonation(user)
-    if not has_scheme:  # kubectl reads neither the user's credentials nor the cluster's TLS settings
+    server = _server_url(str(cluster["server"]), f"{source}: cluster {cluster_name!r}")
+    impersonation = _impersonation(user, source, user_name)
+    unsent: tuple[str, ...] = ()
+    if not server.startswith("https://"):  # clientcmd: credentials and TLS settings only over TLS
+        unsent = _credentials(user)
         user, cluster = {}, {key: value for key, value in cluster.items() if key == "proxy-url"}
+    if "auth-provider" in user:
+        raise KubeConfigError(f"{source}: user {user_name!r} uses an auth-provider plugin, which client-go "
+                              "removed; use an exec plugin, a token, token file or client certificate")
     ca_pem = _ca_pem(cluster, cluster_dir, f"{source}: cluster {cluster_name!r}")
     insecure = cluster.get("insecure-skip-tls-verify", False)
     if not isinstance(insecure, bool):  # kubectl refuses the file; a quoted "false" is truthy
@@ -263,7 +286,7 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
         token_file=token_file,
         username=user.get("username"), password=user.get("password"),
         tls_server_name=cluster.get("tls-server-name"), proxy_url=proxy_url,
-        impersonation=impersonation, exec_plugin=exec_plugin, source=source,
+        impersonation=impersonation, exec_plugin=exec_plugin, unsent_credentials=unsent, source=source,
     )
 
 

@@ -3,18 +3,24 @@
 Enough for the kube client tests: paginated LIST with resourceVersion, streamed WATCH with
 ADDED/MODIFIED/DELETED/BOOKMARK events, `410 Expired` for compacted resourceVersions, discovery
 documents, TokenReview and SubjectAccessReview endpoints with call counters; `eventually` waits
-for what a watch delivers.
+for what a watch delivers. With `tls=True` it serves HTTPS (a fresh CA in `ca_pem`, a certificate
+for 127.0.0.1): a kubeconfig user's credentials are sent only over https, as kubectl sends them.
+`anonymous = True` serves requests that carry no Authorization (as `kubectl proxy` does).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import ssl
+import tempfile
+from pathlib import Path
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from kubecommon.kube.config import KubeConfig
+from kubecommon.tls import generate_ca, issue_certificate, server_ssl_context
 
 
 async def eventually(check, timeout=1.5):
@@ -26,8 +32,21 @@ async def eventually(check, timeout=1.5):
         await asyncio.sleep(0.01)
 
 
+def _serving_context() -> tuple[ssl.SSLContext, bytes]:
+    """A TLS context for 127.0.0.1 and the PEM of the CA that signed it (P-256: quick to make)."""
+    ca = generate_ca("fake-apiserver-ca", key_algorithm="ecdsa")
+    leaf = issue_certificate(ca, "127.0.0.1", ip_addresses=["127.0.0.1"], key_algorithm="ecdsa")
+    with tempfile.TemporaryDirectory() as directory:
+        cert, key = Path(directory) / "tls.crt", Path(directory) / "tls.key"
+        leaf.write(cert, key)
+        return server_ssl_context(cert, key), ca.cert_pem
+
+
 class FakeAPIServer:
-    def __init__(self) -> None:
+    def __init__(self, *, tls: bool = False) -> None:
+        self.tls = tls
+        self.ca_pem: bytes | None = None
+        self.anonymous = False  # serve requests without Authorization
         self.rv = 100
         self.objects: dict[tuple[str, str, str], dict] = {}  # (path, ns, name) -> object
         self.events: list[tuple[int, str, str, dict]] = []  # (rv, collection path, type, object)
@@ -89,9 +108,12 @@ class FakeAPIServer:
         return app
 
     async def start(self) -> KubeConfig:
+        context = None
+        if self.tls:
+            context, self.ca_pem = _serving_context()
         self.server = TestServer(self.app(), host="127.0.0.1")
-        await self.server.start_server()
-        return KubeConfig(server=self.url, token="t0ken")
+        await self.server.start_server(ssl=context)
+        return KubeConfig(server=self.url, token="t0ken", ca_pem=self.ca_pem)
 
     @property
     def url(self) -> str:
@@ -123,7 +145,8 @@ class FakeAPIServer:
     async def _collection(self, request: web.Request) -> web.StreamResponse:
         collection, namespace, name = self._collection_path(request)
         self.calls.append(f"{'WATCH' if request.query.get('watch') else 'GET'} {request.path}?{request.query_string}")
-        if request.headers.get("Authorization") != "Bearer t0ken":
+        authorization = request.headers.get("Authorization")
+        if authorization != "Bearer t0ken" and not (self.anonymous and authorization is None):
             return web.json_response({"kind": "Status", "code": 401, "reason": "Unauthorized"}, status=401)
         if self.list_status != 200:
             return web.json_response({"kind": "Status", "code": self.list_status, "reason": "Forbidden",

@@ -1,7 +1,8 @@
 """Shared fixtures for the kube client tests: `api`, the in-process API server with a started
 KubeClient attached as `api.client`, both closed after the test; `server`, the same server with
-one ConfigMap (`default/settings`) and no client, for tests that build their own (exec plugins,
-transports)."""
+one ConfigMap (`default/settings`) and no client, for tests that build their own (transports);
+`https_server`, that server over HTTPS (`ca_pem` its CA), for tests whose kubeconfig user must
+authenticate: a kubeconfig's credentials are sent only over https, as kubectl sends them."""
 
 from collections.abc import AsyncIterator
 
@@ -23,10 +24,21 @@ async def api() -> AsyncIterator[FakeAPIServer]:
     await server.close()
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[FakeAPIServer]:
-    api = FakeAPIServer()
+async def _with_settings(tls: bool) -> AsyncIterator[FakeAPIServer]:
+    api = FakeAPIServer(tls=tls)
     await api.start()
     await api.put("/api/v1/configmaps", "settings", "default")
     yield api
     await api.close()
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeAPIServer]:
+    async for api in _with_settings(tls=False):
+        yield api
+
+
+@pytest.fixture
+async def https_server() -> AsyncIterator[FakeAPIServer]:
+    async for api in _with_settings(tls=True):
+        yield api

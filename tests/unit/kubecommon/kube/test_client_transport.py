@@ -2,7 +2,8 @@
 cluster's `proxy-url`, with the current token of a rotating token file, and with a fresh exec
 credential after a watch was answered 401.
 
-Real servers throughout: the in-process API server (bearer token "t0ken"), a CONNECT proxy on a
+Real servers throughout: the in-process API server (bearer token "t0ken", over HTTPS where a
+kubeconfig user authenticates: credentials go only over https, as with kubectl), a CONNECT proxy on a
 local socket, the HTTPS stand-in and kubectl itself."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError, load_kube_config
 from kubecommon.kube.errors import KubeAPIError
 
-from .test_exec_kubeconfig import exec_kubeconfig
+from .test_exec_kubeconfig import exec_kubeconfig, trusting
 
 
 class ConnectProxy:
@@ -134,11 +135,12 @@ async def test_a_token_file_is_reread_as_it_rotates(server, tmp_path, rotated_to
 
 @pytest.mark.integration
 @pytest.mark.timeout(30)
-async def test_a_watch_answered_401_gets_a_fresh_exec_credential_next_time(server, tmp_path):
+async def test_a_watch_answered_401_gets_a_fresh_exec_credential_next_time(https_server, tmp_path):
     """client-go re-runs the plugin on any 401; a watch that keeps being refused must not keep
     presenting the refused token."""
-    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, server.url, mode="bad-then-good",
-                                                         TOKEN="t0ken")), timeout=2.0)
+    path = exec_kubeconfig(tmp_path, https_server.url, mode="bad-then-good", TOKEN="t0ken",
+                           cluster=trusting(https_server))
+    client = KubeClient(load_kube_config(path), timeout=2.0)
     await client.start()
     try:
         with pytest.raises(KubeAPIError):

@@ -182,6 +182,7 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 
 async def test_a_request_travels_through_the_proxy_the_environment_names(tmp_path, environment, server):
+    server.anonymous = True  # a plain-http server gets no credentials (as from kubectl): it serves anonymous
     port = server.url.rsplit(":", 1)[1]
     path = kubeconfig(tmp_path, f"http://kube-api.invalid:{port}")
     async with ForwardingProxy() as proxy:

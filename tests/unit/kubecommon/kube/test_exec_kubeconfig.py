@@ -3,11 +3,13 @@ runs the plugin off the event loop, sends its token (or client certificate), re-
 credential expires or the server answers 401, and reports a broken plugin clearly.
 
 Every test that runs the plugin (a real process) is marked integration with its own time limit.
-Some use the in-process API server (bearer token "t0ken"); others the real stand-in over HTTPS,
+Some use the in-process API server over HTTPS (bearer token "t0ken"; a kubeconfig's credentials
+are sent only over https, as kubectl sends them); others the real stand-in over HTTPS,
 with our client and with kubectl itself reading the same kubeconfig."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import textwrap
@@ -74,6 +76,12 @@ def exec_kubeconfig(tmp_path: Path, server: str, *, mode: str, api_version: str 
     return path
 
 
+def trusting(api) -> dict:
+    """The cluster fields that make a kubeconfig trust the in-process server's HTTPS certificate
+    (its user's credentials are sent only over https, as kubectl sends them)."""
+    return {"certificate-authority-data": base64.b64encode(api.ca_pem).decode()}
+
+
 def runs(tmp_path: Path) -> list[str]:
     return (tmp_path / "runs").read_text().split()
 
@@ -83,9 +91,9 @@ def runs(tmp_path: Path) -> list[str]:
 @pytest.mark.integration
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("api_version", [V1, V1BETA1], ids=["v1", "v1beta1"])
-async def test_token_from_the_plugin_authenticates_and_is_reused(server, tmp_path, api_version):
-    config = load_kube_config(exec_kubeconfig(tmp_path, server.url, mode="token", api_version=api_version,
-                                              TOKEN="t0ken"))
+async def test_token_from_the_plugin_authenticates_and_is_reused(https_server, tmp_path, api_version):
+    config = load_kube_config(exec_kubeconfig(tmp_path, https_server.url, cluster=trusting(https_server),
+                                              mode="token", api_version=api_version, TOKEN="t0ken"))
     client = KubeClient(config, timeout=2.0)
     await client.start()
     try:
@@ -99,8 +107,9 @@ async def test_token_from_the_plugin_authenticates_and_is_reused(server, tmp_pat
 
 @pytest.mark.integration
 @pytest.mark.timeout(30)
-async def test_a_401_reruns_the_plugin_once(server, tmp_path):
-    config = load_kube_config(exec_kubeconfig(tmp_path, server.url, mode="bad-then-good", TOKEN="t0ken"))
+async def test_a_401_reruns_the_plugin_once(https_server, tmp_path):
+    config = load_kube_config(exec_kubeconfig(tmp_path, https_server.url, cluster=trusting(https_server),
+                                              mode="bad-then-good", TOKEN="t0ken"))
     client = KubeClient(config, timeout=2.0)
     await client.start()
     try:
@@ -117,8 +126,9 @@ async def test_a_401_reruns_the_plugin_once(server, tmp_path):
     ("garbage", "exec plugin .*: output is not an ExecCredential \\(not JSON"),
     ("empty", "exec plugin .*: status has neither token nor clientCertificateData"),
 ])
-async def test_a_broken_plugin_is_a_clear_unavailable_error(server, tmp_path, mode, message):
-    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, server.url, mode=mode)), timeout=2.0)
+async def test_a_broken_plugin_is_a_clear_unavailable_error(https_server, tmp_path, mode, message):
+    path = exec_kubeconfig(tmp_path, https_server.url, cluster=trusting(https_server), mode=mode)
+    client = KubeClient(load_kube_config(path), timeout=2.0)
     await client.start()
     try:
         with pytest.raises(KubeUnavailable, match=message):
@@ -131,7 +141,7 @@ async def test_a_broken_plugin_is_a_clear_unavailable_error(server, tmp_path, mo
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("expires", ["2030-01-01 00:00:00Z", "2030-01-01T00:00:00"], ids=["space for T", "no zone"])
 async def test_an_expiry_client_go_would_refuse_is_a_clear_error(tmp_path, expires):
-    exec_kubeconfig(tmp_path, "http://unused", mode="token", TOKEN="t0ken", EXPIRES=expires)
+    exec_kubeconfig(tmp_path, "https://unused", mode="token", TOKEN="t0ken", EXPIRES=expires)
     stanza = yaml.safe_load((tmp_path / "kubeconfig").read_text())["users"][0]["user"]["exec"]
     credentials = ExecCredentials(ExecPlugin.from_kubeconfig(stanza, cwd=str(tmp_path), cluster=None),
                                   clock=lambda: 0.0)
@@ -142,7 +152,7 @@ async def test_an_expiry_client_go_would_refuse_is_a_clear_error(tmp_path, expir
 @pytest.mark.integration
 @pytest.mark.timeout(30)
 async def test_expiring_credentials_are_renewed_before_they_expire(tmp_path):
-    exec_kubeconfig(tmp_path, "http://unused", mode="token", TOKEN="t0ken", EXPIRES="2030-01-01T00:00:00Z")
+    exec_kubeconfig(tmp_path, "https://unused", mode="token", TOKEN="t0ken", EXPIRES="2030-01-01T00:00:00Z")
     stanza = yaml.safe_load((tmp_path / "kubeconfig").read_text())["users"][0]["user"]["exec"]
     expires = 1893456000.0  # 2030-01-01T00:00:00Z
     now = [expires - 3600]
@@ -231,8 +241,9 @@ async def test_exec_client_certificate_against_the_standin(kube_standin, tmp_pat
 
 @pytest.mark.integration
 @pytest.mark.timeout(15)
-async def test_a_hung_plugin_fails_the_request_within_its_timeout(server, tmp_path):
-    client = KubeClient(load_kube_config(exec_kubeconfig(tmp_path, server.url, mode="hang")), timeout=1.0)
+async def test_a_hung_plugin_fails_the_request_within_its_timeout(https_server, tmp_path):
+    path = exec_kubeconfig(tmp_path, https_server.url, cluster=trusting(https_server), mode="hang")
+    client = KubeClient(load_kube_config(path), timeout=1.0)
     await client.start()
     try:
         with pytest.raises(KubeUnavailable, match=r"exec plugin .*python.* gave no credential within 1 s"):
@@ -247,7 +258,7 @@ async def test_a_hung_plugin_fails_the_request_within_its_timeout(server, tmp_pa
 @pytest.mark.integration
 @pytest.mark.timeout(15)
 async def test_a_hung_plugin_is_killed_and_a_later_request_runs_it_again(tmp_path):
-    exec_kubeconfig(tmp_path, "http://unused", mode="hang")
+    exec_kubeconfig(tmp_path, "https://unused", mode="hang")
     stanza = yaml.safe_load((tmp_path / "kubeconfig").read_text())["users"][0]["user"]["exec"]
     plugin = ExecPlugin.from_kubeconfig(stanza, cwd=str(tmp_path), cluster=None)
     with pytest.raises(ExecPluginError, match=r"exec plugin .*: no answer within 0.5 s; stopped it"):
