@@ -66,7 +66,6 @@ import yaml  # noqa: E402
 
 from hack.stack import metrics_stack  # noqa: E402
 from hack.stack.local_prometheus import LocalPrometheus  # noqa: E402
-from hack.stack.processes import free_port  # noqa: E402
 from hack.stack.sample_exporter import FakePod, SampleExporter  # noqa: E402
 from hack.bench.floor_proxy import FloorProxy  # noqa: E402
 from hack.bench.adapter_profile import profile_loads  # noqa: E402
@@ -299,46 +298,37 @@ def main(argv: list[str] | None = None) -> int:
                                                      "service": pod.service, "method": "GET", "code": "200"},
                              rate=1.0 + (i % 10) / 10)
     prometheus = LocalPrometheus([exporter.address], scrape_interval="2s")
+    profile = ("-m", "cProfile", "-o", str(Path(args.profile).resolve())) if args.profile else ()
     with tempfile.TemporaryDirectory(prefix="prom-autoscaler-bench-") as tmp:
         work = Path(tmp)
-        port = free_port()
-        namespace, name = metrics_stack.ADAPTER_SERVICE
-        standin = metrics_stack.StandIn(workdir=work / "standin", services={f"{namespace}/{name}": f"127.0.0.1:{port}"})
-        adapter = metrics_stack.AdapterProcess(workdir=work / "adapter", kubeconfig=standin.kubeconfig,
-                                               prometheus_url="", port=port, relist_interval="60s",
-                                               python_args=("-m", "cProfile", "-o", str(Path(args.profile).resolve()))
-                                               if args.profile else ())
         floor: FloorProxy | None = None
         try:
             prometheus.start()
             prometheus.wait_for(f'count(rate(http_requests_total{{namespace="{LARGE[0]}"}}[1m])) >= {LARGE[1]}',
                                 timeout=120)
-            standin.start()
-            standin.create(metrics_stack.cluster_objects(pods, deployments=False))
-            adapter.prometheus_url = prometheus.url
-            adapter.start()
-            standin.create(metrics_stack.apiservices(adapter.cert_file.read_bytes()))
-            standin.wait_apiservices_available(metrics_stack.APISERVICE_NAMES)
-            _wait_served(standin, SMALL[0], SMALL[1])
-            _wait_served(standin, LARGE[0], LARGE[1])
-            token = yaml.safe_load(standin.kubeconfig.read_text())["users"][0]["user"]["token"]
-            print(f"prometheus {prometheus.url}, adapter {adapter.url}, {len(pods)} pods, "
-                  f"{exporter.series_count()} series")
-            floor = FloorProxy(workdir=work / "floor", cert_file=adapter.cert_file,
-                               key_file=adapter.cert_file.with_suffix(".key"), prometheus_url=prometheus.url).start()
-            assert adapter.proc is not None and prometheus.pid is not None
-            pids = {"adapter": adapter.proc.pid, "prometheus": prometheus.pid, "floor": floor.pid,
-                    "client": os.getpid()}
-            spies = {name: PySpy(Path(args.py_spy), pids[name]) for name in ("adapter", "floor")} if args.py_spy else {}
-            layout = CpuLayout({**pids, "standin": standin.pid}, alone="prometheus")
-            result = asyncio.run(_measure(Targets(adapter_url=adapter.url, prometheus_url=prometheus.url,
-                                                  floor_url=floor.url, token=token), args, CpuMeter(pids), spies,
-                                          layout))
+            with metrics_stack.aggregated_adapter(
+                    work, prometheus_url=prometheus.url, objects=metrics_stack.cluster_objects(pods, deployments=False),
+                    adapter_options={"relist_interval": "60s", "python_args": profile}) as (standin, adapter):
+                _wait_served(standin, SMALL[0], SMALL[1])
+                _wait_served(standin, LARGE[0], LARGE[1])
+                token = yaml.safe_load(standin.kubeconfig.read_text())["users"][0]["user"]["token"]
+                print(f"prometheus {prometheus.url}, adapter {adapter.url}, {len(pods)} pods, "
+                      f"{exporter.series_count()} series")
+                floor = FloorProxy(workdir=work / "floor", cert_file=adapter.cert_file,
+                                   key_file=adapter.cert_file.with_suffix(".key"),
+                                   prometheus_url=prometheus.url).start()
+                assert adapter.proc is not None and prometheus.pid is not None
+                pids = {"adapter": adapter.proc.pid, "prometheus": prometheus.pid, "floor": floor.pid,
+                        "client": os.getpid()}
+                spies = {name: PySpy(Path(args.py_spy), pids[name]) for name in ("adapter", "floor")} \
+                    if args.py_spy else {}
+                layout = CpuLayout({**pids, "standin": standin.pid}, alone="prometheus")
+                result = asyncio.run(_measure(Targets(adapter_url=adapter.url, prometheus_url=prometheus.url,
+                                                      floor_url=floor.url, token=token), args, CpuMeter(pids),
+                                              spies, layout))
         finally:
             if floor is not None:
                 floor.stop()
-            adapter.stop()
-            standin.stop()
             prometheus.close()
             exporter.stop()
     return 0 if report(result, args) else 1

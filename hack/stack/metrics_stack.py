@@ -20,7 +20,8 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,33 @@ class AdapterProcess(AdapterChild):
         self.spawn(self.args(), python_args=self.python_args)
         self.wait_for("/healthz", timeout=timeout)
         return self
+
+
+@contextmanager
+def aggregated_adapter(workdir: Path, *, prometheus_url: str, objects: Sequence[Mapping[str, Any]] = (),
+                       standin_options: Mapping[str, Any] = {},  # noqa: B006 (read-only)
+                       adapter_options: Mapping[str, Any] = {}) -> Iterator[tuple[StandIn, AdapterProcess]]:
+    """The stand-in holding `objects`, with the adapter (reading `prometheus_url`) registered behind
+    it as its Service's endpoint and its four APIServices Available, as kube-apiserver aggregation
+    serves it; both stopped on exit. `standin_options` and `adapter_options` go to their
+    constructors (the Service address, the workdirs and the kubeconfig are set here)."""
+    namespace, name = ADAPTER_SERVICE
+    port = free_port()
+    standin = StandIn(workdir=workdir / "standin", services={f"{namespace}/{name}": f"127.0.0.1:{port}"},
+                      **standin_options)
+    adapter = AdapterProcess(workdir=workdir / "adapter", kubeconfig=standin.kubeconfig,
+                             prometheus_url=prometheus_url, port=port, **adapter_options)
+    try:
+        standin.start()
+        if objects:
+            standin.create(list(objects))
+        adapter.start()
+        standin.create(apiservices(adapter.cert_file.read_bytes()))
+        standin.wait_apiservices_available(APISERVICE_NAMES)
+        yield standin, adapter
+    finally:
+        adapter.stop()
+        standin.stop()
 
 
 def apiservices(ca_bundle: bytes) -> list[dict[str, Any]]:

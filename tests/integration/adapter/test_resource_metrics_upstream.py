@@ -20,7 +20,6 @@ import pytest
 from hack.stack import metrics_stack
 from hack.stack.controller_stack import wait_until
 from hack.stack.local_prometheus import LocalPrometheus
-from hack.stack.processes import free_port
 from hack.stack.sample_exporter import FakePod, SampleExporter, populate_demo
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]  # incl. stack start
@@ -73,28 +72,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     exporter.set_counter("container_cpu_usage_seconds_total", PROXY, rate=0.01)
     exporter.set_gauge("container_memory_working_set_bytes", PROXY, 16 * 2**20)
     prometheus = LocalPrometheus([exporter.address])
-    standin = adapter = None
     try:
         prometheus.start()
         prometheus.wait_for("rate(container_cpu_usage_seconds_total[1m])")
-        port = free_port()
-        namespace, name = metrics_stack.ADAPTER_SERVICE
-        standin = metrics_stack.StandIn(workdir=work / "standin",
-                                        services={f"{namespace}/{name}": f"127.0.0.1:{port}"}).start()
-        standin.create([*metrics_stack.cluster_objects(PODS, deployments=False), *_extra_objects()])
-        adapter = metrics_stack.AdapterProcess(workdir=work / "adapter", kubeconfig=standin.kubeconfig,
-                                               prometheus_url=prometheus.url, port=port).start()
-        standin.create(metrics_stack.apiservices(adapter.cert_file.read_bytes()))
-        standin.wait_apiservices_available(metrics_stack.APISERVICE_NAMES)
-        built = Cluster(standin=standin)
-        wait_until(lambda: built.kubectl("top", "pod", "web-0", "-n", "shop")[0] == 0, timeout=30,
-                   what="pod metrics of web-0")
-        yield built
+        objects = [*metrics_stack.cluster_objects(PODS, deployments=False), *_extra_objects()]
+        with metrics_stack.aggregated_adapter(work, prometheus_url=prometheus.url, objects=objects) as (standin, _):
+            built = Cluster(standin=standin)
+            wait_until(lambda: built.kubectl("top", "pod", "web-0", "-n", "shop")[0] == 0, timeout=30,
+                       what="pod metrics of web-0")
+            yield built
     finally:
-        if adapter is not None:
-            adapter.stop()
-        if standin is not None:
-            standin.stop()
         prometheus.close()
         exporter.stop()
 

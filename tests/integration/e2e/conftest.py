@@ -23,7 +23,6 @@ import yaml
 
 from hack.stack import metrics_stack
 from hack.stack.local_prometheus import LocalPrometheus
-from hack.stack.processes import free_port
 from hack.stack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo
 
 WARM_QUERY = '/apis/custom.metrics.k8s.io/v1beta1/namespaces/shop/pods/*/http_requests_per_second'
@@ -89,29 +88,18 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     exporter = SampleExporter().start()
     pods = populate_demo(exporter, demo_pods())
     prometheus = LocalPrometheus([exporter.address])
-    standin = adapter = None
     try:
         prometheus.start()
         prometheus.wait_for("rate(http_requests_total[1m])")
-        namespace, name = metrics_stack.ADAPTER_SERVICE
-        port = free_port()
-        standin = metrics_stack.StandIn(workdir=work / "standin",
-                                        services={f"{namespace}/{name}": f"127.0.0.1:{port}"}).start()
-        standin.create(metrics_stack.cluster_objects(pods))
-        adapter = metrics_stack.AdapterProcess(workdir=work / "adapter", kubeconfig=standin.kubeconfig,
-                                               prometheus_url=prometheus.url, port=port).start()
-        standin.create(metrics_stack.apiservices(adapter.cert_file.read_bytes()))
-        standin.wait_apiservices_available(metrics_stack.APISERVICE_NAMES)
-        token, ca = _kubeconfig_credentials(standin.kubeconfig)
-        built = Stack(exporter=exporter, prometheus=prometheus, standin=standin, adapter=adapter,
-                      pods=pods, token=token, ca_pem=ca)
-        # the first relist has happened and every shop pod has a rate once this lists all four
-        wait_until(lambda: built.item_count(WARM_QUERY) == 4, timeout=30, what="custom metrics for every shop pod")
-        yield built
+        with metrics_stack.aggregated_adapter(work, prometheus_url=prometheus.url,
+                                              objects=metrics_stack.cluster_objects(pods)) as (standin, adapter):
+            token, ca = _kubeconfig_credentials(standin.kubeconfig)
+            built = Stack(exporter=exporter, prometheus=prometheus, standin=standin, adapter=adapter,
+                          pods=pods, token=token, ca_pem=ca)
+            # the first relist has happened and every shop pod has a rate once this lists all four
+            wait_until(lambda: built.item_count(WARM_QUERY) == 4, timeout=30,
+                       what="custom metrics for every shop pod")
+            yield built
     finally:
-        if adapter is not None:
-            adapter.stop()
-        if standin is not None:
-            standin.stop()
         prometheus.close()
         exporter.stop()
