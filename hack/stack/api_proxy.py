@@ -1,7 +1,9 @@
 """A recording, fault-injecting HTTP proxy in front of the API-server stand-in, for tests and benches.
 
-The controller under test is given a kubeconfig pointing at `http://127.0.0.1:<port>`; every
-request is forwarded to the stand-in over HTTPS (its CA verified, the caller's headers passed
+The controller under test is given a kubeconfig pointing at `https://127.0.0.1:<port>` (the proxy's
+own certificate, issued by `ca_pem_served`, so the controller sends its credentials as it would to
+kube-apiserver: a kubeconfig's credentials never go to a plain-http server); every request is
+forwarded to the stand-in over HTTPS (its CA verified, the caller's headers passed
 through, so authentication and RBAC are the stand-in's) and recorded: time, method, path, query,
 status. Watches are streamed chunk by chunk. Tests read the record ("how many PUTs to /scale did
 this replica send") and arm faults: `inject_status(method, pattern, code, count)` answers the next
@@ -11,7 +13,7 @@ racing writer or a failing server would.
 Runs its own event loop in a daemon thread, so synchronous tests can use it. One proxy per
 controller replica gives per-replica request counts.
 
-Non-goals: TLS on the listening side, HTTP/2, request rewriting, anything beyond loopback.
+Non-goals: client certificates, HTTP/2, request rewriting, anything beyond loopback.
 """
 
 from __future__ import annotations
@@ -19,13 +21,17 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+
+from kubecommon import tls
 
 __all__ = ["ApiProxy", "Recorded"]
 
@@ -65,6 +71,10 @@ class ApiProxy:
         self._session: aiohttp.ClientSession | None = None
         self._handlers: set[asyncio.Task[Any]] = set()
         self.url = ""
+        ca = tls.generate_ca("api-proxy-ca")
+        self._serving = tls.issue_certificate(ca, "api-proxy", ip_addresses=["127.0.0.1"])
+        #: the CA a client trusts to verify the proxy (the kubeconfig's certificate-authority-data)
+        self.ca_pem_served = ca.cert_pem
 
     # --- lifecycle --------------------------------------------------------------------------------
     def start(self) -> ApiProxy:
@@ -89,10 +99,14 @@ class ApiProxy:
         # handler_cancellation: a client that goes away (a killed controller) ends its forwarded watch
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self._port)
+        with tempfile.TemporaryDirectory(prefix="api-proxy-") as files:  # read once, here
+            cert_file, key_file = Path(files) / "tls.crt", Path(files) / "tls.key"
+            self._serving.write(cert_file, key_file)
+            serving = tls.server_ssl_context(cert_file, key_file)
+        site = web.TCPSite(self._runner, "127.0.0.1", self._port, ssl_context=serving)
         await site.start()
         port = self._runner.addresses[0][1]
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"https://127.0.0.1:{port}"
 
     async def _stop(self) -> None:
         handlers = list(self._handlers)

@@ -237,7 +237,7 @@ class ControllerStack:
         workdir.mkdir(parents=True, exist_ok=True)
         proxy = ApiProxy(self.standin.url, ca_pem=self.ca_pem).start()
         kubeconfig = workdir / "kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump(_kubeconfig(proxy.url, self.token)))
+        kubeconfig.write_text(yaml.safe_dump(_kubeconfig(proxy.url, self.token, proxy.ca_pem_served)))
         port = free_port()
         flags = [f"--kubeconfig={kubeconfig}", "--metrics-bind-address=127.0.0.1", f"--metrics-port={port}",
                  f"--watch-namespace={namespace}",
@@ -355,8 +355,9 @@ def _credentials(kubeconfig: Path) -> tuple[str, bytes]:
     return token, ca
 
 
-def _kubeconfig(server: str, token: str) -> dict[str, Any]:
+def _kubeconfig(server: str, token: str, ca_pem: bytes) -> dict[str, Any]:
+    cluster = {"server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()}
     return {"apiVersion": "v1", "kind": "Config", "current-context": "proxy",
-            "clusters": [{"name": "proxy", "cluster": {"server": server}}],
+            "clusters": [{"name": "proxy", "cluster": cluster}],
             "users": [{"name": "admin", "user": {"token": token}}],
             "contexts": [{"name": "proxy", "context": {"cluster": "proxy", "user": "admin"}}]}
