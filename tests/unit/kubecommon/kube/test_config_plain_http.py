@@ -23,6 +23,7 @@ from aiohttp.test_utils import TestServer
 
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfig, KubeConfigError, load_kube_config
+from tests.unit.kubecommon.kube.side_by_side import ours_and_kubectls
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 PEM = base64.b64encode(b"PEM").decode()
@@ -187,19 +188,7 @@ async def test_our_client_and_kubectl_send_the_same_to_a_plain_http_server(tmp_p
     try:
         for user_id in KUBECTL_USERS:
             path = kubeconfig(tmp_path, f"http://127.0.0.1:{server.port}", table[user_id][0], tls=False)
-            client = KubeClient(load_kube_config(path), timeout=1.5)
-            await client.start()
-            try:
-                assert (await client.get("/api"))["kind"] == "APIVersions"
-            finally:
-                await client.close()
-            ours = recorder.seen.pop()
-            kubectl = await asyncio.create_subprocess_exec(
-                "kubectl", f"--kubeconfig={path}", "get", "--raw", "/api",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-            out, err = await asyncio.wait_for(kubectl.communicate(), 20)
-            assert kubectl.returncode == 0, err.decode()
-            theirs = recorder.seen[-1]
+            ours, theirs = await ours_and_kubectls(path, recorder)
             assert _canonical(ours) == _canonical(theirs), user_id
             assert not (tmp_path / "plugin-ran").exists(), user_id
         assert _canonical(theirs) == [("impersonate-extra-scopes.k8s%2fio", "a"),

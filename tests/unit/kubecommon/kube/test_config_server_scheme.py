@@ -8,7 +8,6 @@ Pinned on `load_kube_config`, then shown against a local server next to kubectl 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 
 import pytest
@@ -16,8 +15,8 @@ import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError, load_kube_config
+from tests.unit.kubecommon.kube.side_by_side import ours_and_kubectls
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
@@ -92,18 +91,7 @@ async def test_our_client_and_kubectl_send_the_same_to_a_server_without_a_scheme
     await server.start_server()
     try:
         path = kubeconfig(tmp_path, f"127.0.0.1:{server.port}", ca=False)
-        client = KubeClient(load_kube_config(path), timeout=1.5)
-        await client.start()
-        try:
-            assert (await client.get("/api"))["kind"] == "APIVersions"
-        finally:
-            await client.close()
-        ours = recorder.seen.pop()
-        kubectl = await asyncio.create_subprocess_exec(
-            "kubectl", f"--kubeconfig={path}", "get", "--raw", "/api",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await asyncio.wait_for(kubectl.communicate(), 20)
-        assert kubectl.returncode == 0, err.decode()
-        assert ours == ("/api", None, "jane") == recorder.seen[-1]
+        ours, theirs = await ours_and_kubectls(path, recorder)
+        assert ours == ("/api", None, "jane") == theirs
     finally:
         await server.close()
