@@ -14,33 +14,14 @@ import pytest
 
 from controller.kube.objects import HPA_KIND, KIND
 from controller.kube.ports import ObjectKey
-from controller.reconcile import SyncOutcome
 from controller.run.loop import AutoscalerLoop
 from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from kubecommon.kube.objects import from_api
 
-from tests.unit.controller.world import KEY, NAME, NS, World, external, pas_json
+from tests.unit.controller.world import KEY, NAME, NS, LoopObserver, World, external, pas_json
 
 REASON = "InvalidSpec"
-
-
-class _Observer:
-    def __init__(self) -> None:
-        self.invalid: list[ObjectKey] = []
-        self.synced: list[SyncOutcome] = []
-
-    def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
-        self.synced.append(outcome)
-
-    def observe_invalid_spec(self, key: ObjectKey) -> None:
-        self.invalid.append(key)
-
-    def forget_object(self, key: ObjectKey) -> None:
-        pass
-
-    def set_object_count(self, kind: str, count: int) -> None:
-        pass
 
 
 class Cluster:
@@ -50,7 +31,7 @@ class Cluster:
         self.world = World()
         self.clock = [100.0]
         self.queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: self.clock[0]))
-        self.observer = _Observer()
+        self.observer = LoopObserver()
         assert self.world.reconciler is not None
         self.loop = AutoscalerLoop(self.world.reconciler, self.queue, clock=lambda: self.clock[0],
                                    observer=self.observer, default_period=15.0)

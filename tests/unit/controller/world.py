@@ -45,6 +45,26 @@ def pas_json(*, metrics: list[dict[str, Any]] | None = None, min_replicas: int =
                          "resourceVersion": "1"}}
 
 
+class LoopObserver:
+    """The run loop's telemetry port, keeping what tests look at: syncs and invalid specs."""
+
+    def __init__(self) -> None:
+        self.invalid: list[ObjectKey] = []
+        self.synced: list[SyncOutcome] = []
+
+    def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
+        self.synced.append(outcome)
+
+    def observe_invalid_spec(self, key: ObjectKey) -> None:
+        self.invalid.append(key)
+
+    def forget_object(self, key: ObjectKey) -> None:
+        pass
+
+    def set_object_count(self, kind: str, count: int) -> None:
+        pass
+
+
 @dataclass
 class World:
     obj_json: dict[str, Any] = field(default_factory=pas_json)

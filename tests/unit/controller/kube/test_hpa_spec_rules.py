@@ -13,13 +13,12 @@ import pytest
 from controller.kube.hpa_spec import SpecError, autoscaler_spec, scale_target_ref
 from controller.kube.objects import KIND
 from controller.kube.ports import ObjectKey
-from controller.reconcile import SyncOutcome
 from controller.run.loop import AutoscalerLoop
 from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from kubecommon.kube.objects import from_api
 
-from tests.unit.controller.world import KEY, World, pas_json
+from tests.unit.controller.world import KEY, LoopObserver, World, pas_json
 
 TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
 AVG = {"type": "AverageValue", "averageValue": "1"}
@@ -147,24 +146,6 @@ def test_a_spec_upstream_accepts_reads(body):
     read(body)
 
 
-class _Observer:
-    def __init__(self) -> None:
-        self.invalid: list[ObjectKey] = []
-        self.synced: list[SyncOutcome] = []
-
-    def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
-        self.synced.append(outcome)
-
-    def observe_invalid_spec(self, key: ObjectKey) -> None:
-        self.invalid.append(key)
-
-    def forget_object(self, key: ObjectKey) -> None:
-        pass
-
-    def set_object_count(self, kind: str, count: int) -> None:
-        pass
-
-
 STORED = ("max-below-min", "target-name-slash", "member-missing", "averageValue-zero", "value-negative",
           "policies-empty")
 
@@ -174,7 +155,7 @@ async def test_a_stored_object_that_breaks_a_rule_is_never_synced_so_never_scale
     world = World()
     clock = [100.0]
     queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: clock[0]))
-    observer = _Observer()
+    observer = LoopObserver()
     assert world.reconciler is not None
     loop = AutoscalerLoop(world.reconciler, queue, clock=lambda: clock[0], observer=observer, default_period=30.0)
     stored = pas_json(extra=copy.deepcopy(body))
