@@ -91,7 +91,7 @@ async def eventually(check, timeout: float = 10.0) -> None:
 async def clients(tmp_path: Path) -> AsyncIterator[tuple[KubeClient, KubeClient, BreakableProxy]]:
     """A client straight to a private stand-in (for writes), one through the proxy (for the cache)."""
     with start_standin(tmp_path / "standin", "--watch-cache-size", str(RETAINED_EVENTS),
-                       "--bookmark-interval", "1") as standin:
+                       "--bookmark-interval", "0.5") as standin:
         proxy = BreakableProxy(standin.port)
         config = load_kube_config(standin.kubeconfig, context="standin")
         writer = KubeClient(config, timeout=5.0)
@@ -149,16 +149,16 @@ async def test_breaks_between_healthy_watches_neither_relist_nor_slow_the_resume
 
 
 async def test_a_silent_watch_connection_is_presumed_dead_and_resumed(clients) -> None:
-    """The stand-in sends a bookmark every second (kube-apiserver: every minute); a watch that
+    """The stand-in sends a bookmark every half second (kube-apiserver: every minute); a watch that
     hears nothing for the idle limit is resumed on a new connection, not left waiting for TCP."""
     kube, watcher, proxy = clients
-    cache = ObjectCache(watcher, CONFIGMAPS, namespace=NAMESPACE, watch_idle_seconds=2.5, max_backoff=0.2)
+    cache = ObjectCache(watcher, CONFIGMAPS, namespace=NAMESPACE, watch_idle_seconds=3.0, max_backoff=0.2)
     cache.start()
     try:
         await cache.wait_synced(5)
         await asyncio.sleep(0.5)
         connections = proxy.connections  # the list's and the watch's
-        await asyncio.sleep(3.5)  # longer than the idle limit: the bookmarks keep a healthy watch
+        await asyncio.sleep(4.0)  # longer than the idle limit: the bookmarks keep a healthy watch
         assert proxy.connections == connections, "a watch that hears bookmarks is not restarted"
         proxy.freeze()
         await create_configmap(kube, "after-the-silence")
