@@ -236,7 +236,8 @@ class Reconciler:
         if problem is None and needs_metrics(obj.spec, target):
             observations = await self._observe_all(ns, obj, scale.selector)
         inp = SyncInput(spec=obj.spec, scale=target, now=now, status=obj.status, pods=pods,
-                        observations=observations, selector_problem=problem, history=history)  # fmt: skip
+                        observations=observations, selector_problem=problem, history=history,
+                        namespace=ns)  # fmt: skip
         return _Read(decision=decide(inp, self._config), scale=scale)
 
     def _select_pods(self, namespace: str, selector: str) -> tuple[tuple[PodInfo, ...], SelectorProblem | None]:

@@ -50,6 +50,7 @@ class MetricContext:
     now: float
     readiness: ReadinessConfig
     pod_level_resources: bool = False
+    namespace: str = ""  # the autoscaler's; named in External read errors as upstream does
 
 
 @quick_init
@@ -191,14 +192,14 @@ def _object(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
 def _external(spec: MetricSpec, obs: Observation, ctx: MetricContext) -> _Answer:
     target = spec.target
     name = f"external metric {spec.name}({spec.selector})"
+    # `Get{External,ExternalPerPod}MetricReplicas`: "<namespace>/<metric>/<selector %+v>"
+    failed = f"unable to get external metric {ctx.namespace}/{spec.name}/{spec.selector}"
     if isinstance(obs, FetchFailure):
-        raise MetricError(f"unable to get external metric {spec.name}: {obs.message}")
+        raise MetricError(f"{failed}: {obs.message}")
     if not isinstance(obs, ExternalSamples):
-        raise MetricError(f"unable to get external metric {spec.name}: values expected")
+        raise MetricError(f"{failed}: values expected")
     if not obs.values:
-        raise MetricError(
-            f"unable to get external metric {spec.name}: no metrics returned from external metrics API"
-        )
+        raise MetricError(f"{failed}: no metrics returned from external metrics API")
     usage = saturating_sum(obs.values)
     if target is not None and target.average_value is not None:
         p = sources.per_pod_target(status_replicas=ctx.status_replicas, target=target.average_value,

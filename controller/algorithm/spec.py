@@ -205,3 +205,4 @@ class SyncInput:
     observations: tuple[Observation, ...] = ()
     selector_problem: SelectorProblem | None = None
     history: ScaleHistory | None = None
+    namespace: str = ""  # the autoscaler's, for upstream's "unable to get external metric <ns>/..."

@@ -170,7 +170,7 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
     ctx = MetricContext(
         spec_replicas=current, status_replicas=inp.scale.status_replicas, pods=inp.pods,
         tolerances=tolerances_for(spec, config), now=now, readiness=config.readiness,
-        pod_level_resources=config.pod_level_resources,
+        pod_level_resources=config.pod_level_resources, namespace=inp.namespace,
     )  # fmt: skip
     obs = inp.observations
     results = [
