@@ -46,7 +46,7 @@ from controller.kube.last_decision import limiting_reason
 from controller.kube.status import StatusDraft, invalid_spec_status, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
-                                        paused_in_status, restorable, unrepeated,
+                                        paused_in_status, restorable, unrepeated, with_builtin_rescale,
                                         with_initial_recommendation)  # fmt: skip
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.selectors import SelectorError
@@ -224,6 +224,9 @@ class Reconciler:
         history = state.history
         if history is not None and state.fresh_restore:
             history = with_initial_recommendation(history, scale.spec_replicas, now)
+        if obj.key.kind != KIND:  # a native HPA: the built-in controller's rescales count for its policies
+            history = with_builtin_rescale(history, state.last_report, last_scale_time=obj.status.last_scale_time,
+                                           replicas=scale.spec_replicas)  # fmt: skip
         target = ScaleTarget(spec_replicas=scale.spec_replicas, status_replicas=scale.status_replicas)
         pods, problem = self._select_pods(ns, scale.selector)
         if problem is None:

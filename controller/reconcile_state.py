@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from controller.algorithm.behavior import Recommendation, ScaleHistory
+from controller.algorithm.behavior import Recommendation, ScaleHistory, record_scale
 from controller.algorithm.conditions import Event, Reason
 from controller.algorithm.decision import Decision
 from controller.kube.objects import Autoscaler
@@ -31,7 +31,7 @@ from controller.kube.status import PAUSED_CONDITION
 from kubecommon.kubetime import format_time
 
 __all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "overlay_conditions",
-           "paused_in_status", "restorable", "unrepeated", "with_initial_recommendation"]
+           "paused_in_status", "restorable", "unrepeated", "with_builtin_rescale", "with_initial_recommendation"]
 
 PREVIEW = "Preview"
 PREVIEW_MODE = "PreviewMode"
@@ -128,6 +128,18 @@ def with_initial_recommendation(history: ScaleHistory, current: int, now: float)
     """Upstream's first-sync rule applied on top of a restored checkpoint: the current count is a
     recommendation now, so a restart never makes scale-down *less* conservative."""
     return history.with_recommendations((*history.recommendations, Recommendation(replicas=current, timestamp=now)))
+
+
+def with_builtin_rescale(history: ScaleHistory | None, previous: SyncReport | None, *,
+                         last_scale_time: float | None, replicas: int) -> ScaleHistory | None:
+    """A previewed native HPA: the built-in controller's own rescale since our last sync (a new
+    `status.lastScaleTime`), recorded as upstream's storeScaleEvent recorded it, so the HPA's
+    scale-up/down policies count the same events in the shadow decision as in the real one."""
+    if history is None or previous is None or last_scale_time is None \
+            or last_scale_time == previous.autoscaler.status.last_scale_time:
+        return history
+    return record_scale(history, behavior=previous.decision.effective_behavior,
+                        previous=previous.decision.current_replicas, new=replicas, now=last_scale_time)
 
 
 def restorable(saved: ScaleHistory | None, current: ScaleHistory, replicas: int) -> bool:

@@ -6,7 +6,8 @@ Metrics live on a per-process `CollectorRegistry` (never prometheus_client's glo
 upstream lacks: lateness against each object's due time (KEP-6003's delay, as a histogram), metric
 fetches by API group and outcome, decisions by outcome and limiting reason, scale and status
 writes by result, leader state, queue depth, and for previewed native HPAs our desired replicas
-next to the HPA's own `status.desiredReplicas`. Per-object gauges are removed when the object is.
+next to the HPA's own `status.desiredReplicas` (ours absent while metrics or /scale could not be
+read: no count was decided). Per-object gauges are removed when the object is.
 The label children of the few-valued metrics (kind, result, outcome, reason) are looked up once
 and kept, since `labels()` costs several times the increment on every sync.
 
@@ -29,6 +30,7 @@ from aiohttp.typedefs import Middleware
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from controller.algorithm import Outcome
 from controller.kube.ports import ObjectKey
 from controller.metrics.report import FetchOutcome
 from controller.reconcile import SyncOutcome
@@ -37,6 +39,8 @@ from controller.run.queue import Due
 __all__ = ["ControllerTelemetry", "build_http_app"]
 
 _NS = "prom_autoscaler_controller"
+# no replica count was decided (metrics or /scale unreadable): the count shown would be a claim
+_UNDECIDED = frozenset({Outcome.BLOCKED, Outcome.FAILED_GET_SCALE})
 _DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))  # upstream: 1 ms doubling, 15 buckets
 _LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 _FETCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -111,7 +115,10 @@ class ControllerTelemetry:
         if self._shown.get(key) == shown:  # the per-object gauges already say so: skip 2-3 locked lookups
             return
         self._shown[key] = shown
-        self.desired.labels(kind, key.namespace, key.name).set(d.desired_replicas)
+        if hpa is not None and d.outcome in _UNDECIDED:  # a preview claims no count it could not decide
+            _remove(self.desired, kind, key.namespace, key.name)
+        else:
+            self.desired.labels(kind, key.namespace, key.name).set(d.desired_replicas)
         self.current.labels(kind, key.namespace, key.name).set(d.current_replicas)
         if hpa is not None:
             self.hpa_desired.labels(key.namespace, key.name).set(hpa)

@@ -1,0 +1,86 @@
+"""Preview of native HPAs as a platform engineer moving an HPA over sees it: the shadow decision
+carries the history the built-in controller carries (its own rescales count against the HPA's
+policies), and a decision that could not be made is never published as a replica count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.algorithm.spec import FetchFailure
+from controller.preview import decision_document
+from controller.reconcile_state import Result
+from controller.telemetry import ControllerTelemetry
+from kubecommon.kubetime import format_time
+
+from .world import World, pas_json
+
+UP_ONE_POD_PER_MINUTE = {"scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
+                                     "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}
+
+
+def _hpa(*, behavior: dict[str, Any] | None, replicas: int, last_scale: float | None = None) -> dict[str, Any]:
+    hpa = pas_json(behavior=behavior)
+    hpa["apiVersion"], hpa["kind"] = "autoscaling/v2", "HorizontalPodAutoscaler"
+    hpa["status"] = {"currentReplicas": replicas, "desiredReplicas": replicas}
+    if last_scale is not None:
+        hpa["status"]["lastScaleTime"] = format_time(last_scale)
+    return hpa
+
+
+def _builtin_rescaled(w: World, replicas: int, at: float) -> None:
+    """What the built-in HPA controller leaves behind after its own rescale at `at`."""
+    w.set_replicas(replicas)
+    w.obj_json = _hpa(behavior=w.obj_json["spec"].get("behavior"), replicas=replicas, last_scale=at)
+
+
+@pytest.mark.parametrize(
+    ("behavior", "builtin_scales_to", "expected"),
+    [(UP_ONE_POD_PER_MINUTE, 4, 4),  # the HPA's own +1 a few seconds ago uses this minute's budget
+     (UP_ONE_POD_PER_MINUTE, None, 4),  # nobody scaled: the budget is free, +1 from 3
+     (None, 4, 8)],  # no behavior: upstream's fixed limit max(2 x current, 4), no scale events kept
+    ids=["builtin-rescale-counts", "no-rescale", "no-behavior"],
+)
+async def test_preview_counts_the_hpas_own_rescales_against_its_policies(
+        behavior: dict[str, Any] | None, builtin_scales_to: int | None, expected: int) -> None:
+    w = World(obj_json=_hpa(behavior=behavior, replicas=3))
+    w.observe(80_000)  # 80 against an average of 10: 8 replicas wanted
+    first = await w.sync()
+    assert first.report is not None and first.report.decision.desired_replicas == (4 if behavior else 6)
+    if builtin_scales_to is not None:
+        _builtin_rescaled(w, builtin_scales_to, at=w.now + 2)
+    w.now += 15
+    second = await w.sync()
+    assert second.result is Result.PREVIEW and w.scale.updates == []
+    assert second.report is not None
+    assert second.report.decision.desired_replicas == expected, second.report.decision.explain()
+
+
+async def test_an_hpa_whose_metrics_cannot_be_read_publishes_no_desired_count() -> None:
+    w = World(obj_json=_hpa(behavior=None, replicas=3))
+    w.answer(FetchFailure(message="no series for queue"))
+    telemetry = ControllerTelemetry()
+    out = await w.sync()
+    telemetry.observe_sync(out, 0.01)
+    text = telemetry.exposition().decode()
+    ours = [line for line in text.splitlines() if line.startswith("prom_autoscaler_controller_desired_replicas{")]
+    assert ours == [], "a blocked preview must not claim it wants the current count"
+    assert 'prom_autoscaler_controller_native_hpa_desired_replicas{name="web",namespace="shop"} 3.0' in text
+    assert out.report is not None
+    doc = decision_document(out.report)
+    assert doc["lastDecision"]["outcome"] == "blocked by metric errors"
+    assert "no series for queue" in doc["lastDecision"]["error"]
+
+
+async def test_a_preview_that_decides_again_publishes_its_count_again() -> None:
+    w = World(obj_json=_hpa(behavior=None, replicas=3))
+    telemetry = ControllerTelemetry()
+    w.answer(FetchFailure(message="no series for queue"))
+    telemetry.observe_sync(await w.sync(), 0.01)
+    w.now += 15
+    w.observe(80_000)
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert 'prom_autoscaler_controller_desired_replicas{kind="HorizontalPodAutoscaler",name="web",namespace="shop"} ' \
+           '6.0' in telemetry.exposition().decode()
+
