@@ -61,7 +61,7 @@ class MetricSpec:
     target: MetricTarget | None = None
     container: str = ""  # ContainerResource only
     described_object: ObjectRef | None = None  # Object only
-    selector: str = "<nil>"  # metric selector as printed in names/messages (upstream `%+v`)
+    selector: str = "nil"  # metric selector as printed in names/messages (upstream `%+v`)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -124,8 +124,8 @@ def _name(value: Any, path: str, *, required: str = "") -> str:
 
 def selector_text(sel: Json | None) -> str:
     """The metric selector as upstream prints it with `%+v` (in metric names and messages)."""
-    if sel is None:
-        return "<nil>"
+    if sel is None:  # the generated `(*LabelSelector).String()` answers "nil" for a nil pointer
+        return "nil"
     labels = "".join(f"{k}: {v}," for k, v in sorted((sel.get("matchLabels") or {}).items()))
     exprs = "".join(
         f"LabelSelectorRequirement{{Key:{e.get('key')},Operator:{e.get('operator')},"

@@ -27,8 +27,8 @@ async def test_explain_says_what_each_metric_wanted_and_what_limited_the_count()
     w = await scaled_world()
     text = render(w.obj_json["status"], title="PromAutoscaler shop/web")
     assert "3 -> 6 replicas" in text
-    assert "external metric queue(<nil>): 66667m vs target 10, ratio 6.6667 -> wants 20" in text
-    assert "external metric lag(<nil>): 3334m vs target 10" in text
+    assert "external metric queue(nil): 66667m vs target 10, ratio 6.6667 -> wants 20" in text
+    assert "external metric lag(nil): 3334m vs target 10" in text
     assert "ScaleUpLimit" in text and "increasing faster than the maximum scale rate" in text
     assert len(text.splitlines()) <= 12, "readable in ten seconds"
 

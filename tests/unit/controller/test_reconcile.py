@@ -398,7 +398,7 @@ MODIFIED = ('Operation cannot be fulfilled on promautoscalers.autoscaling.prom.d
     pytest.param("get", "FailedGetScale", NOT_FOUND,
                  ("AbleToScale", f"the HPA controller was unable to get the target's current scale: {NOT_FOUND}"),
                  id="get-scale"),
-    pytest.param("update", "FailedRescale", f"New size: 5; reason: external metric queue(<nil>) above target; "
+    pytest.param("update", "FailedRescale", f"New size: 5; reason: external metric queue(nil) above target; "
                  f"error: {FORBIDDEN}",
                  ("AbleToScale", f"the HPA controller was unable to update the target scale: {FORBIDDEN}"),
                  id="rescale"),

@@ -57,3 +57,22 @@ async def test_a_failed_external_read_names_namespace_metric_and_selector_and_ne
     assert _active_message(w) == f"the HPA was unable to compute the replica count: {inner}"
     warnings = [r.event.message for r in w.events.recorded if r.event.reason == "FailedGetExternalMetric"]
     assert warnings == [inner]
+
+
+async def test_a_metric_without_selector_prints_it_as_nil_like_the_generated_go_stringer() -> None:
+    """`%+v` of a nil `*metav1.LabelSelector` calls its generated `String()`, which answers `nil`
+    (as in `kubectl get events` of a real cluster: `external metric <name>(nil) above target`)."""
+    w = World(obj_json=pas_json(metrics=[_external({"type": "AverageValue", "averageValue": "10"})]))
+    w.set_replicas(3)
+    w.observe(50_000)  # 50 in all, 10 a replica wanted
+    await w.sync()
+    assert w.replicas() == 5
+    rescales = [r.event.message for r in w.events.recorded if r.event.reason == "SuccessfulRescale"]
+    assert rescales == ["New size: 5; reason: external metric queue(nil) above target"]
+    assert _active_message(w) == ("the HPA was able to successfully calculate a replica count from "
+                                  "external metric queue(nil)")
+    w.answer(FetchFailure(message=NOT_FOUND))
+    w.now += 30
+    await w.sync()
+    assert _active_message(w) == (f"the HPA was unable to compute the replica count: "
+                                  f"unable to get external metric {NS}/queue/nil: {NOT_FOUND}")

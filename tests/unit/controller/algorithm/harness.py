@@ -76,7 +76,7 @@ def harness_metrics(
 CONFIG = ControllerConfig(readiness=READINESS, scale_up_limit_factor=8.0, configurable_tolerance=False)
 CPU = MetricSpec(type=SourceType.RESOURCE, name="cpu",
                  target=MetricTarget(type=TargetType.UTILIZATION, average_utilization=30))  # fmt: skip
-QPS_EXTERNAL = MetricSpec(type=SourceType.EXTERNAL, name="qps", selector="<nil>",
+QPS_EXTERNAL = MetricSpec(type=SourceType.EXTERNAL, name="qps", selector="nil",
                           target=MetricTarget(type=TargetType.VALUE, value=1000))  # fmt: skip
 ABLE, ACTIVE, LIMITED = "AbleToScale", "ScalingActive", "ScalingLimited"
 

@@ -63,7 +63,7 @@ def test_pasted_hpa_spec_reads_completely():
     ]
     assert a.spec.metrics[1].selector == ("&LabelSelector{MatchLabels:map[string]string{verb: GET,},"
                                           "MatchExpressions:[]LabelSelectorRequirement{},}")
-    assert a.spec.metrics[0].selector == "<nil>"
+    assert a.spec.metrics[0].selector == "nil"
     assert a.metric_plans == (
         MetricQuery(type=SourceType.RESOURCE, name="cpu"),
         MetricQuery(type=SourceType.PODS, name="rps", metric_selector="verb=GET"),
