@@ -1,13 +1,19 @@
 """The controller's own Prometheus metrics and its HTTP endpoints (/metrics, /healthz, /readyz, /debug).
 
 Metrics live on a per-process `CollectorRegistry` (never prometheus_client's global one), under
-`prom_autoscaler_controller_`, named after upstream's HPA controller metrics
-(`reconciliations_total`, `reconciliation_duration_seconds`, `desired_replicas`, ...) plus what
-upstream lacks: lateness against each object's due time (KEP-6003's delay, as a histogram), metric
-fetches by API group and outcome, decisions by outcome and limiting reason, scale and status
-writes by result, leader state, queue depth, and for previewed native HPAs our desired replicas
-next to the HPA's own `status.desiredReplicas` (ours absent while metrics or /scale could not be
-read: no count was decided). Per-object gauges are removed when the object is.
+`prom_autoscaler_controller_`, named after upstream's HPA controller metrics with upstream's labels
+and buckets, so an HPA dashboard needs only the prefix changed: `reconciliations_total` and
+`reconciliation_duration_seconds` carry `action` (scale_up/scale_down/none: the decision's
+direction) and `error` (spec/internal/none) next to our `kind` and `result`;
+`metric_computation_total{action,error,metric_type}` counts each metric of each sync. Per object,
+as `kubectl get hpa` shows them: each metric's value next to its target (`metric_value`,
+`metric_target`, in the target's unit: a percentage for Utilization), `min_replicas`/`max_replicas`,
+`desired_replicas`, `current_replicas`; a deleted object's series go with it, also when it is
+deleted during its sync. Plus what upstream lacks: lateness against each object's due time
+(KEP-6003's delay, as a histogram), metric fetches by API group and outcome, decisions by
+outcome and limiting reason, scale and status writes by result, leader state, queue depth, and
+for previewed native HPAs our desired replicas next to the HPA's own `status.desiredReplicas`
+(ours absent while metrics or /scale could not be read: no count was decided).
 The label children of the few-valued metrics (kind, result, outcome, reason) are looked up once
 and kept, since `labels()` costs several times the increment on every sync.
 
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -31,9 +38,12 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from controller.algorithm import Outcome
+from controller.algorithm.conditions import EventReason
+from controller.algorithm.spec import MetricStatus, MetricTarget, SourceType, TargetType
 from controller.kube.ports import ObjectKey
 from controller.metrics.report import FetchOutcome
 from controller.reconcile import SyncOutcome
+from controller.reconcile_state import Result, SyncReport, WriteResult
 from controller.run.queue import Due
 
 __all__ = ["ControllerTelemetry", "build_http_app"]
@@ -41,6 +51,13 @@ __all__ = ["ControllerTelemetry", "build_http_app"]
 _NS = "prom_autoscaler_controller"
 # no replica count was decided (metrics or /scale unreadable): the count shown would be a claim
 _UNDECIDED = frozenset({Outcome.BLOCKED, Outcome.FAILED_GET_SCALE})
+# upstream's `error` label: a spec the user must fix, or a failure of a read or write
+_SPEC_EVENTS = frozenset({EventReason.SELECTOR_REQUIRED, EventReason.INVALID_SELECTOR,
+                          EventReason.INVALID_METRIC_SOURCE_TYPE})
+_INTERNAL_RESULTS = frozenset({Result.BLOCKED, Result.FAILED_GET_SCALE, Result.WRITE_FAILED})
+_SOURCE_TYPES = frozenset(str(t) for t in SourceType)
+_OBJECT_LABELS = ["kind", "namespace", "name"]
+_METRIC_LABELS = [*_OBJECT_LABELS, "metric_index", "metric_name", "metric_type", "target_type"]
 _DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))  # upstream: 1 ms doubling, 15 buckets
 _LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 _FETCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -51,10 +68,14 @@ DecisionLookup = Callable[[str, str, str], Mapping[str, Any] | None]
 class ControllerTelemetry:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
-        self.reconciliations = Counter(f"{_NS}_reconciliations", "Syncs by object kind and result.",
-                                       ["kind", "result"], registry=r)  # fmt: skip
+        self.reconciliations = Counter(f"{_NS}_reconciliations", "Syncs by object kind and result, and by upstream's "
+                                       "action (scale_up, scale_down, none) and error (spec, internal, none).",
+                                       ["kind", "result", "action", "error"], registry=r)  # fmt: skip
         self.duration = Histogram(f"{_NS}_reconciliation_duration_seconds", "Time one sync took.",
-                                  ["kind"], buckets=_DURATION_BUCKETS, registry=r)  # fmt: skip
+                                  ["kind", "action", "error"], buckets=_DURATION_BUCKETS, registry=r)  # fmt: skip
+        self.computations = Counter(f"{_NS}_metric_computation", "Metrics computed per sync, by upstream's action, "
+                                    "error and spec.metrics[*].type.", ["action", "error", "metric_type"],
+                                    registry=r)  # fmt: skip
         self.lateness = Histogram(f"{_NS}_reconciliation_lateness_seconds",
                                   "How long after its due time a sync started.", buckets=_LATENESS_BUCKETS,
                                   registry=r)  # fmt: skip
@@ -72,6 +93,15 @@ class ControllerTelemetry:
                              ["kind", "namespace", "name"], registry=r)  # fmt: skip
         self.current = Gauge(f"{_NS}_current_replicas", "Replicas the target had at the last sync.",
                              ["kind", "namespace", "name"], registry=r)  # fmt: skip
+        self.min_replicas = Gauge(f"{_NS}_min_replicas", "spec.minReplicas at the last sync.", _OBJECT_LABELS,
+                                  registry=r)  # fmt: skip
+        self.max_replicas = Gauge(f"{_NS}_max_replicas", "spec.maxReplicas at the last sync.", _OBJECT_LABELS,
+                                  registry=r)  # fmt: skip
+        self.metric_value = Gauge(f"{_NS}_metric_value", "Each metric's current value at the last sync, in its "
+                                  "target's unit (absent while it cannot be read).", _METRIC_LABELS,
+                                  registry=r)  # fmt: skip
+        self.metric_target = Gauge(f"{_NS}_metric_target", "Each metric's target (percent for Utilization).",
+                                   _METRIC_LABELS, registry=r)  # fmt: skip
         self.hpa_desired = Gauge(f"{_NS}_native_hpa_desired_replicas",
                                  "Previewed native HPAs: the HPA's own status.desiredReplicas (compare with "
                                  "desired_replicas{kind=\"HorizontalPodAutoscaler\"}).",
@@ -86,6 +116,8 @@ class ControllerTelemetry:
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # (id(metric), labels) -> child
         # per object: (desired, current, native HPA desired) last set on the per-object gauges
         self._shown: dict[ObjectKey, tuple[int, int, int | None]] = {}
+        # per object: the label values and numbers last set on the per-metric gauges and bounds
+        self._metrics_shown: dict[ObjectKey, _MetricGauges] = {}
 
     def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
         """`metric.labels(*labels)`, kept: only for metrics whose label values are few and never removed."""
@@ -98,8 +130,9 @@ class ControllerTelemetry:
     # --- LoopObserver --------------------------------------------------------------------------
     def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
         kind = outcome.key.kind
-        self._child(self.reconciliations, kind, str(outcome.result)).inc()
-        self._child(self.duration, kind).observe(seconds)
+        action, error = _action(outcome.report), _error(outcome)
+        self._child(self.reconciliations, kind, str(outcome.result), action, error).inc()
+        self._child(self.duration, kind, action, error).observe(seconds)
         if outcome.scale_write.value != "none":
             self._child(self.scale_writes, str(outcome.scale_write)).inc()
         if outcome.status_write.value != "none":
@@ -109,7 +142,13 @@ class ControllerTelemetry:
             return
         d = report.decision
         self._child(self.decisions, str(d.outcome), report.limiting_reason).inc()
+        for m in d.trace.metrics:
+            metric_error = "internal" if m.proposal is None else "none"
+            metric_type = m.type if m.type in _SOURCE_TYPES else "unknown"
+            self._child(self.computations, action, "spec" if metric_type == "unknown" else metric_error,
+                        metric_type).inc()  # fmt: skip
         key = outcome.key
+        self._show_metrics(key, report)
         hpa = report.autoscaler.status.desired_replicas if kind != "PromAutoscaler" else None
         shown = (d.desired_replicas, d.current_replicas, hpa)
         if self._shown.get(key) == shown:  # the per-object gauges already say so: skip 2-3 locked lookups
@@ -126,8 +165,32 @@ class ControllerTelemetry:
     def observe_invalid_spec(self, key: ObjectKey) -> None:
         self.invalid_specs.labels(key.kind).inc()
 
+    def _show_metrics(self, key: ObjectKey, report: SyncReport) -> None:
+        """Per-metric value and target gauges and the bounds, changed only where they differ."""
+        shown = _metric_gauges(key, report)
+        old = self._metrics_shown.get(key)
+        if old == shown:
+            return
+        self._metrics_shown[key] = shown
+        before = old or _MetricGauges()
+        for gauge, now, was in ((self.metric_value, shown.values, before.values),
+                                (self.metric_target, shown.targets, before.targets),
+                                (self.min_replicas, shown.bounds[:1], before.bounds[:1]),
+                                (self.max_replicas, shown.bounds[1:], before.bounds[1:])):  # fmt: skip
+            for labels, _ in was:
+                if labels not in dict(now):
+                    _remove(gauge, *labels)
+            for labels, number in now:
+                gauge.labels(*labels).set(number)
+
     def forget_object(self, key: ObjectKey) -> None:
         self._shown.pop(key, None)
+        shown = self._metrics_shown.pop(key, None)
+        if shown is not None:
+            for gauge, series in ((self.metric_value, shown.values), (self.metric_target, shown.targets),
+                                  (self.min_replicas, shown.bounds[:1]), (self.max_replicas, shown.bounds[1:])):
+                for labels, _ in series:
+                    _remove(gauge, *labels)
         for gauge in (self.desired, self.current):
             _remove(gauge, key.kind, key.namespace, key.name)
         if key.kind != "PromAutoscaler":
@@ -151,6 +214,70 @@ class ControllerTelemetry:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+
+Series = tuple[tuple[tuple[str, ...], float], ...]  # (label values, number) per series
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _MetricGauges:
+    values: Series = ()
+    targets: Series = ()
+    bounds: Series = ()  # (min series, max series)
+
+
+def _metric_gauges(key: ObjectKey, report: SyncReport) -> _MetricGauges:
+    obj = (key.kind, key.namespace, key.name)
+    spec = report.autoscaler.spec
+    statuses = report.decision.status.current_metrics
+    values: list[tuple[tuple[str, ...], float]] = []
+    targets: list[tuple[tuple[str, ...], float]] = []
+    for i, metric in enumerate(spec.metrics):
+        target = metric.target
+        if target is None or target.type is None:
+            continue
+        labels = (*obj, str(i), metric.name, metric.type, str(target.type))
+        wanted = _in_unit(target, target.type)
+        if wanted is not None:
+            targets.append((labels, wanted))
+        status = statuses[i] if i < len(statuses) and len(statuses) == len(spec.metrics) else None
+        current = _in_unit(status, target.type) if status is not None else None
+        if current is not None:
+            values.append((labels, current))
+    bounds = ((obj, float(spec.min_replicas)), (obj, float(spec.max_replicas)))
+    return _MetricGauges(values=tuple(values), targets=tuple(targets), bounds=bounds)
+
+
+def _in_unit(source: MetricTarget | MetricStatus, target_type: TargetType) -> float | None:
+    """The number a target of `target_type` compares: a percentage, or milli-units as units."""
+    if target_type is TargetType.UTILIZATION:
+        return None if source.average_utilization is None else float(source.average_utilization)
+    milli = source.value if target_type is TargetType.VALUE else source.average_value
+    return None if milli is None else milli / 1000
+
+
+def _action(report: SyncReport | None) -> str:
+    """Upstream's `action`: the direction the decision wants the replicas to go."""
+    if report is None:
+        return "none"
+    d = report.decision
+    if d.desired_replicas > d.current_replicas:
+        return "scale_up"
+    return "scale_down" if d.desired_replicas < d.current_replicas else "none"
+
+
+def _error(outcome: SyncOutcome) -> str:
+    """Upstream's `error`: "spec" for what the user must fix in the autoscaler (an unusable stored
+    spec, a selector problem, an unknown metric type, another autoscaler on the target), "internal"
+    for reads and writes that failed, else "none"."""
+    report = outcome.report
+    if outcome.result is Result.CONFLICT or (outcome.result is Result.BLOCKED and report is None):
+        return "spec"  # a BLOCKED outcome without a report is Reconciler.sync_invalid's
+    if report is not None and any(e.reason in _SPEC_EVENTS for e in report.decision.events):
+        return "spec"
+    if outcome.result in _INTERNAL_RESULTS or outcome.status_write is WriteResult.ERROR:
+        return "internal"
+    return "none"
 
 
 def _remove(gauge: Gauge, *labels: str) -> None:

@@ -186,7 +186,9 @@ class AutoscalerLoop:
         if known is None or key.kind in self._claim_only:
             return True  # deleted since it was queued
         if known.invalid is not None:
+            started = self._timer()
             reported = await self._reconciler.sync_invalid(known.invalid)
+            self._observer.observe_sync(reported, self._timer() - started)  # a sync too (error="spec")
             return reported.status_write is not WriteResult.ERROR  # nothing else to retry sooner
         autoscaler = known.autoscaler
         if autoscaler is None:
@@ -195,6 +197,8 @@ class AutoscalerLoop:
         conflict = self._conflicts.get(key) if key.kind == KIND else None
         outcome = await self._reconciler.sync(autoscaler, conflict=conflict)
         self._observer.observe_sync(outcome, self._timer() - started)
+        if key not in self._known.get(key.kind, {}):  # deleted during the sync: drop the series it put back
+            self._observer.forget_object(key)
         if outcome.error != self._last_error.get(key):
             if outcome.error:
                 _log.info("%s %s: %s", key.kind, key, outcome.error)

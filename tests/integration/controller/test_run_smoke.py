@@ -134,7 +134,8 @@ def test_controller_runs_against_the_standin(kube_standin: StandIn, standin_name
 
     code, metrics = _get(port, "/metrics", kube_standin.admin_token)
     assert code == 200
-    assert 'prom_autoscaler_controller_reconciliations_total{kind="PromAutoscaler",result="blocked"}' in metrics
+    assert ('prom_autoscaler_controller_reconciliations_total{action="none",error="internal",'
+            'kind="PromAutoscaler",result="blocked"}') in metrics
     assert 'prom_autoscaler_controller_num_autoscalers{kind="PromAutoscaler"} 1.0' in metrics
     assert "prom_autoscaler_controller_leader 1.0" in metrics
 

@@ -70,7 +70,7 @@ async def test_http_endpoints() -> None:
         assert 'prom_autoscaler_controller_reconciliation_lateness_seconds_bucket{le="0.5"} 1.0' in body
         assert 'prom_autoscaler_controller_reconciliation_lateness_seconds_bucket{le="0.25"} 0.0' in body
         assert 'limiting_reason="ScaleUpLimit",outcome="scaled"' in body
-        assert 'prom_autoscaler_controller_reconciliations_total{kind="PromAutoscaler",result="scaled"} 1.0' in body
+        assert 'prom_autoscaler_controller_reconciliations_total{action="scale_up",error="none",kind="PromAutoscaler",result="scaled"} 1.0' in body
         doc = await (await client.get("/debug/decisions/pas/shop/web")).json()
         assert doc["lastDecision"]["desiredReplicas"] == 6 and doc["explanation"]
         assert "6 replicas" in render(doc, title="x")

@@ -1,0 +1,154 @@
+"""The controller's /metrics read like upstream's HPA controller metrics, so HPA dashboards and
+queries carry over with the metric prefix changed:
+
+* `reconciliations_total` and `reconciliation_duration_seconds` carry upstream's `action`
+  (scale_up/scale_down/none) and `error` (spec/internal/none) next to our `kind` and `result`;
+* `metric_computation_total{action,error,metric_type}` counts each metric of each sync;
+* per autoscaler, each metric's current value next to its target (as `kubectl get hpa` shows
+  them), the min/max bounds, all removed with the object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from controller.algorithm.spec import ControllerConfig, ExternalSamples
+from controller.reconcile import InvalidAutoscaler, SyncOutcome
+from controller.telemetry import ControllerTelemetry
+
+from tests.unit.controller.world import KEY, NS, World, external, pas_json
+
+P = "prom_autoscaler_controller_"
+
+
+def samples(telemetry: ControllerTelemetry, name: str) -> dict[frozenset[tuple[str, str]], float]:
+    out: dict[frozenset[tuple[str, str]], float] = {}
+    for family in text_string_to_metric_families(telemetry.exposition().decode()):
+        for s in family.samples:
+            if s.name == name:
+                out[frozenset(s.labels.items())] = s.value
+    return out
+
+
+def labelled(telemetry: ControllerTelemetry, name: str, *keep: str) -> dict[tuple[str, ...], float]:
+    """`name`'s non-zero samples by the values of the labels `keep`."""
+    out: dict[tuple[str, ...], float] = {}
+    for labels, value in samples(telemetry, name).items():
+        if value:
+            d = dict(labels)
+            key = tuple(d.get(k, "") for k in keep)
+            out[key] = out.get(key, 0.0) + value
+    return out
+
+
+async def scaled_up(w: World) -> SyncOutcome:
+    w.observe(80_000)  # 3 -> 8
+    return await w.sync()
+
+
+async def scaled_down(w: World) -> SyncOutcome:
+    w.config = ControllerConfig(downscale_stabilization=0.0)
+    w.restart()
+    w.observe(10_000)  # 3 -> 1
+    return await w.sync()
+
+
+async def unchanged(w: World) -> SyncOutcome:
+    w.observe(30_000)
+    return await w.sync()
+
+
+async def metric_unreadable(w: World) -> SyncOutcome:
+    return await w.sync()  # no answer for the External metric
+
+
+async def conflicting(w: World) -> SyncOutcome:
+    w.observe(80_000)
+    return await w.sync(conflict="HorizontalPodAutoscaler shop/other targets Deployment web")
+
+
+async def invalid_spec(w: World) -> SyncOutcome:
+    assert w.reconciler is not None
+    bad = InvalidAutoscaler(key=KEY, uid="uid-web", generation=1, spec_json={}, status_json={},
+                            error="spec.maxReplicas: must be >= minReplicas")
+    return await w.reconciler.sync_invalid(bad)
+
+
+Sync = Callable[[World], Awaitable[SyncOutcome]]
+
+# (a sync, upstream's action and error labels)
+UPSTREAM_LABELS = [
+    pytest.param(scaled_up, "scale_up", "none", id="scaled up"),
+    pytest.param(scaled_down, "scale_down", "none", id="scaled down"),
+    pytest.param(unchanged, "none", "none", id="nothing to do"),
+    pytest.param(metric_unreadable, "none", "internal", id="metric unreadable: internal error"),
+    pytest.param(conflicting, "scale_up", "spec", id="two autoscalers on one target: spec error"),
+    pytest.param(invalid_spec, "none", "spec", id="invalid spec: spec error"),
+]
+
+
+@pytest.mark.parametrize(("sync", "action", "error"), UPSTREAM_LABELS)
+async def test_syncs_carry_upstreams_action_and_error(sync: Sync, action: str, error: str) -> None:
+    w, telemetry = World(), ControllerTelemetry()
+    telemetry.observe_sync(await sync(w), 0.003)
+    assert labelled(telemetry, P + "reconciliations_total", "action", "error") == {(action, error): 1.0}
+    assert labelled(telemetry, P + "reconciliation_duration_seconds_count", "action", "error") == {
+        (action, error): 1.0}
+    assert samples(telemetry, P + "reconciliation_duration_seconds_bucket")  # upstream's 1 ms x2 buckets
+    les = {dict(labels)["le"] for labels in samples(telemetry, P + "reconciliation_duration_seconds_bucket")}
+    assert les == {str(0.001 * 2**i) for i in range(15)} | {"+Inf"}
+
+
+async def test_each_metric_of_a_sync_is_counted_by_type_and_error() -> None:
+    w = World(obj_json=pas_json(metrics=[external("queue"), external("lag")]))
+    telemetry = ControllerTelemetry()
+    w.observe(80_000, index=0)  # "lag" is not answered
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert labelled(telemetry, P + "metric_computation_total", "action", "error", "metric_type") == {
+        ("scale_up", "none", "External"): 1.0, ("scale_up", "internal", "External"): 1.0}
+
+
+def per_object(telemetry: ControllerTelemetry, name: str) -> dict[tuple[str, ...], float]:
+    keys = ("namespace", "name", "metric_name", "metric_type", "target_type")
+    return {tuple(dict(lb).get(k, "") for k in keys): v for lb, v in samples(telemetry, name).items()}
+
+
+async def test_metric_value_next_to_target_and_bounds_are_forgotten_with_the_object() -> None:
+    w = World(obj_json=pas_json(metrics=[external("queue", average="10"), external("lag", average="500m")],
+                                min_replicas=2, max_replicas=12))
+    telemetry = ControllerTelemetry()
+    w.observe(45_000, index=0)  # 45 over 3 pods: 15 a pod
+    w.answer(ExternalSamples(values=(900,)), index=1)  # 0.9 over 3 pods: 0.3 a pod
+    telemetry.observe_sync(await w.sync(), 0.01)
+    queue = (NS, "web", "queue", "External", "AverageValue")
+    lag = (NS, "web", "lag", "External", "AverageValue")
+    assert per_object(telemetry, P + "metric_value") == {queue: 15.0, lag: 0.3}
+    assert per_object(telemetry, P + "metric_target") == {queue: 10.0, lag: 0.5}
+    assert labelled(telemetry, P + "min_replicas", "name") == {("web",): 2.0}
+    assert labelled(telemetry, P + "max_replicas", "name") == {("web",): 12.0}
+
+    w.metrics.forget(NS, w.query(1))  # "lag" unreadable now: its value is unknown, not the old one
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert set(per_object(telemetry, P + "metric_value")) == {queue}
+    assert set(per_object(telemetry, P + "metric_target")) == {queue, lag}
+
+    telemetry.forget_object(KEY)
+    for name in ("metric_value", "metric_target", "min_replicas", "max_replicas", "desired_replicas",
+                 "current_replicas"):
+        assert samples(telemetry, P + name) == {}, name
+
+
+async def test_an_edited_spec_leaves_no_series_of_a_removed_metric() -> None:
+    w = World(obj_json=pas_json(metrics=[external("queue"), external("lag")]))
+    telemetry = ControllerTelemetry()
+    w.observe(30_000, index=0)
+    w.observe(30_000, index=1)
+    telemetry.observe_sync(await w.sync(), 0.01)
+    w.obj_json = pas_json(metrics=[external("queue")], generation=2)
+    w.observe(30_000, index=0)
+    telemetry.observe_sync(await w.sync(), 0.01)
+    names = {dict(lb)["metric_name"] for lb in samples(telemetry, P + "metric_target")}
+    assert names == {"queue"}
