@@ -26,6 +26,7 @@ from typing import Any
 
 import aiohttp
 
+from controller.algorithm import Outcome
 from controller.algorithm.conditions import LIMIT_MESSAGES, MSG_SCALE_DOWN_STABILIZED, MSG_SCALE_UP_STABILIZED, Reason
 from controller.kubeconfig import client_config
 from kubecommon.kube.client import KubeClient
@@ -44,6 +45,10 @@ _WHY: dict[str, str] = {
     str(Reason.SCALING_DISABLED): "the target is at 0 replicas with minReplicas > 0 (scaling disabled)",
     "ConflictingAutoscaler": "another autoscaler targets the same workload: nothing is written",
 }
+
+
+# outcomes of a sync that decided no count (the replicas it shows are only the current ones)
+_UNDECIDED = frozenset({str(Outcome.BLOCKED), str(Outcome.FAILED_GET_SCALE)})
 
 
 class ExplainError(Exception):
@@ -71,16 +76,37 @@ def _step_line(s: Mapping[str, Any]) -> str:
     return f"  {s.get('stage', '?')}: {change} ({s.get('reason', '')}{note})"
 
 
+def _against_hpa(hpa_desired: Any, ours: Any) -> str:
+    """The previewed HPA's own `status.desiredReplicas` next to our count, the difference named."""
+    head = f"HorizontalPodAutoscaler's own status.desiredReplicas: {hpa_desired}"
+    if ours is None:
+        return f"{head} (we decided no count to compare)"
+    if not isinstance(ours, int) or not isinstance(hpa_desired, int):
+        return head
+    if ours == hpa_desired:
+        return f"{head} (agrees)"
+    more = ours > hpa_desired
+    return f"{head} (we want {ours}: {abs(ours - hpa_desired)} {'more' if more else 'fewer'})"
+
+
 def render(doc: Mapping[str, Any], *, title: str) -> str:
     """A `lastDecision` (status or /debug document) as a few lines of plain text."""
     last = doc.get("lastDecision") if isinstance(doc.get("lastDecision"), Mapping) else doc
     assert isinstance(last, Mapping)
     current, desired = last.get("currentReplicas", "?"), last.get("desiredReplicas", "?")
     lines = [f"{title}  (decided {last.get('time', 'at an unknown time')})"]
+    undecided = last.get("outcome") in _UNDECIDED
     why = f" ({last['rescaleReason']})" if last.get("rescaleReason") else ""
-    lines.append(f"Outcome: {last.get('outcome', '?')}: {current} -> {desired} replicas{why}")
+    if undecided:
+        lines.append(f"Outcome: {last.get('outcome')}: no replica count decided; the target stays at {current}")
+    else:
+        lines.append(f"Outcome: {last.get('outcome', '?')}: {current} -> {desired} replicas{why}")
+    if "hpaDesiredReplicas" in doc:
+        lines.append(_against_hpa(doc["hpaDesiredReplicas"], None if undecided else desired))
     if last.get("applied") is False:
-        lines.append("Not applied: Preview mode or paused; the target's /scale was left alone")
+        lines.append("Not applied: a native HPA is only previewed (its built-in controller scales it); /scale "
+                     "was left alone" if "hpaDesiredReplicas" in doc
+                     else "Not applied: Preview mode or paused; the target's /scale was left alone")
     metrics: Sequence[Mapping[str, Any]] = last.get("metrics") or ()
     if metrics:
         lines.append("Metrics:")
@@ -92,7 +118,8 @@ def render(doc: Mapping[str, Any], *, title: str) -> str:
         lines += [_step_line(s) for s in changed]
     reason = str(last.get("limitingReason") or "")
     if reason:
-        lines.append(f"Why {desired}: {reason}" + (f": {_WHY[reason]}" if reason in _WHY else ""))
+        meaning = f": {_WHY[reason]}" if reason in _WHY else ""
+        lines.append(f"Why {'no count' if undecided else desired}: {reason}{meaning}")
     if last.get("error"):
         lines.append(f"Error: {last['error']}")
     if last.get("truncated"):

@@ -10,7 +10,8 @@ trace, served read-only from the controller's HTTP port at
 PromAutoscalers' last decisions are served there too (their status keeps a bounded copy).
 
 The document's `lastDecision` has exactly the shape of a PromAutoscaler's `status.lastDecision`
-(built by `controller.kube.last_decision`), so `explain` renders both the same way.
+(built by `controller.kube.last_decision`), so `explain` renders both the same way, but is never
+cut to the status copy's size: it lists every metric and step the decision used.
 
 Non-goals: deciding (controller.reconcile), serving HTTP (controller.telemetry). Pure: no I/O.
 """
@@ -48,7 +49,8 @@ def decision_document(report: SyncReport) -> dict[str, Any]:
         "target": {"apiVersion": obj.target.api_version, "kind": obj.target.kind, "name": obj.target.name},
         "mode": str(obj.mode), "paused": obj.paused, "writesScale": obj.writes_scale and not preview,
         "minReplicas": obj.spec.min_replicas, "maxReplicas": obj.spec.max_replicas,
-        "lastDecision": last_decision(d, obj.spec.metrics, now=report.now, paused=obj.paused, preview=preview),
+        "lastDecision": last_decision(d, obj.spec.metrics, now=report.now, paused=obj.paused, preview=preview,
+                                      bounded=False),
         "conditions": [{**c.to_dict(), "lastTransitionTime": _time(c.last_transition_time)}
                        for c in d.status.conditions]
                       + [{"type": c.type, "status": "True" if c.status else "False", "reason": c.reason,

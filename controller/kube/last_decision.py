@@ -124,8 +124,9 @@ def _step_entry(step: TraceStep) -> dict[str, Any]:
 
 
 def last_decision(decision: Decision, specs: Sequence[MetricSpec], *, now: float, paused: bool = False,
-                  preview: bool = False) -> dict[str, Any]:
-    """The bounded `status.lastDecision` for one sync."""
+                  preview: bool = False, bounded: bool = True) -> dict[str, Any]:
+    """The bounded `status.lastDecision` for one sync (`bounded=False`: every metric and step, for
+    the controller's /debug/decisions document, which no size limit applies to)."""
     out: dict[str, Any] = {
         "time": format_time(now), "outcome": str(decision.outcome),
         "currentReplicas": decision.current_replicas, "desiredReplicas": decision.desired_replicas,
@@ -139,7 +140,7 @@ def last_decision(decision: Decision, specs: Sequence[MetricSpec], *, now: float
         out["error"] = _clip(decision.error)
     metrics = [_metric_entry(m, specs) for m in decision.trace.metrics]
     steps = [_step_entry(s) for s in decision.trace.steps]
-    return _bounded(out, metrics, steps)
+    return _bounded(out, metrics, steps) if bounded else {**out, "metrics": metrics, "steps": steps}
 
 
 def _size(doc: dict[str, Any]) -> int:
