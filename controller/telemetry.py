@@ -8,8 +8,8 @@ direction) and `error` (spec/internal/none) next to our `kind` and `result`;
 `metric_computation_total{action,error,metric_type}` counts each metric of each sync. Per object,
 as `kubectl get hpa` shows them: each metric's value next to its target (`metric_value`,
 `metric_target`, in the target's unit: a percentage for Utilization), `min_replicas`/`max_replicas`,
-`desired_replicas`, `current_replicas`; a deleted object's series go with it, also when it is
-deleted during its sync. Plus what upstream lacks: lateness against each object's due time
+`desired_replicas`, `current_replicas`, on the leader only; a deleted object's series go with
+it, also when it is deleted during its sync. Plus what upstream lacks: lateness against each object's due time
 (KEP-6003's delay, as a histogram), metric fetches by API group and outcome, decisions by
 outcome and limiting reason, scale and status writes by result, leader state, queue depth, and
 for previewed native HPAs our desired replicas next to the HPA's own `status.desiredReplicas`
@@ -208,8 +208,12 @@ class ControllerTelemetry:
         self._child(self.fetch_duration, api_group).observe(seconds)
 
     def set_leader(self, leading: bool) -> None:
+        """A replica that stops leading drops its per-object series: the new leader shows them."""
         if leading:
             self.leader_transitions.inc()
+        else:
+            for key in {*self._shown, *self._metrics_shown}:
+                self.forget_object(key)
         self.leader.set(1 if leading else 0)
 
     def exposition(self) -> bytes:

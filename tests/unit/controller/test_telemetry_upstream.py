@@ -152,3 +152,19 @@ async def test_an_edited_spec_leaves_no_series_of_a_removed_metric() -> None:
     telemetry.observe_sync(await w.sync(), 0.01)
     names = {dict(lb)["metric_name"] for lb in samples(telemetry, P + "metric_target")}
     assert names == {"queue"}
+
+
+async def test_a_replica_that_stops_leading_shows_no_autoscaler_series() -> None:
+    """Only the leader decides: a standby's old per-object numbers would sit next to the new
+    leader's (another pod label) and keep MaxedOut firing or hide an unreadable metric."""
+    w, telemetry = World(), ControllerTelemetry()
+    telemetry.set_leader(True)
+    w.observe(30_000)
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert samples(telemetry, P + "metric_value") and samples(telemetry, P + "desired_replicas")
+    telemetry.set_leader(False)
+    for name in ("metric_value", "metric_target", "min_replicas", "max_replicas", "desired_replicas",
+                 "current_replicas"):
+        assert samples(telemetry, P + name) == {}, name
+    telemetry.observe_sync(await w.sync(), 0.01)  # leading again: shown again
+    assert samples(telemetry, P + "desired_replicas")
