@@ -31,10 +31,10 @@ from controller.algorithm.conditions import LIMIT_MESSAGES, MSG_SCALE_DOWN_STABI
 from controller.kubeconfig import client_config
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError
-from kubecommon.kube.errors import KubeError
+from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.tls import client_ssl_context
 
-__all__ = ["main", "render"]
+__all__ = ["main", "no_decision_message", "render"]
 
 _API = "/apis/autoscaling.prom-autoscaler.io/v1alpha1"
 _WHY: dict[str, str] = {
@@ -137,14 +137,42 @@ async def _from_status(kubeconfig: str | None, namespace: str, name: str) -> Map
     try:
         obj = await client.get(f"{_API}/namespaces/{namespace}/promautoscalers/{name}")
     except KubeError as err:
-        raise ExplainError(f"cannot read PromAutoscaler {namespace}/{name}: {err}") from None
+        raise ExplainError(_read_problem(err, namespace, name)) from None
     finally:
         await client.close()
-    last = (obj.get("status") or {}).get("lastDecision")
+    given = obj.get("status")
+    status: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    last = status.get("lastDecision")
     if not isinstance(last, Mapping):
-        raise ExplainError(f"PromAutoscaler {namespace}/{name} has no status.lastDecision yet "
-                           f"(is the controller running, and has it synced the object?)")  # fmt: skip
+        raise ExplainError(no_decision_message(namespace, name, status))
     return {"lastDecision": last}
+
+
+def _read_problem(err: KubeError, namespace: str, name: str) -> str:
+    """Why the PromAutoscaler could not be read, with what to do for not found and 401/403."""
+    code = err.code if isinstance(err, KubeAPIError) else None
+    text = err.status.message if isinstance(err, KubeAPIError) else str(err)
+    if code == 404:
+        return (f"PromAutoscaler {namespace}/{name} not found: {text} (kubectl get pas -n {namespace} lists "
+                "them; a native HPA previewed by the controller: --hpa --controller-url)")
+    if code == 403:
+        return (f"cannot read PromAutoscaler {namespace}/{name}: 403 {text} (the kubeconfig's user needs get "
+                f"on promautoscalers.autoscaling.prom-autoscaler.io; check with kubectl auth can-i get "
+                f"promautoscalers -n {namespace})")
+    if code == 401:
+        return f"cannot read PromAutoscaler {namespace}/{name}: 401 {text} (the kubeconfig's credentials were refused)"
+    return f"cannot read PromAutoscaler {namespace}/{name}: {err}"
+
+
+def no_decision_message(namespace: str, name: str, status: Mapping[str, Any]) -> str:
+    """A PromAutoscaler without `status.lastDecision`: never synced, or never decided and why."""
+    for c in status.get("conditions") or ():
+        if isinstance(c, Mapping) and c.get("type") == "ScalingActive" and c.get("status") == "False":
+            return (f"PromAutoscaler {namespace}/{name} has no status.lastDecision: nothing was decided: "
+                    f"ScalingActive=False {c.get('reason')}: {c.get('message')}")
+    return (f"PromAutoscaler {namespace}/{name} has no status.lastDecision yet: no controller has synced it "
+            "(is the controller running, leading, and watching this namespace? a new object is synced "
+            "within seconds)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,6 +228,9 @@ def _problem(status: int, body: Any, token: str | None) -> str:
     if status == 401:
         return f"{message} ({'the token was not accepted' if token else 'no bearer token'}: give --token, " \
                "e.g. $(kubectl create token SERVICEACCOUNT), or a kubeconfig whose user has a token)"
+    if status == 404:
+        return (f"{message} (the controller decides a native HPA only with --preview-native-hpas, an object "
+                "only in its --watch-namespace, a new one at its first sync; a deleted object is forgotten)")
     if status == 403:
         return f"{message} (grant get on the nonResourceURL /debug/decisions/*, e.g. the chart's " \
                "<release>-controller-metrics-reader ClusterRole)"

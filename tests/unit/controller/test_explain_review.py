@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from controller.algorithm.spec import FetchFailure
-from controller.explain import render
+from controller.explain import no_decision_message, render
 from controller.preview import decision_document
 
 from .world import World, external, pas_json
@@ -64,3 +64,16 @@ async def test_a_sync_that_could_not_read_its_metrics_says_it_decided_nothing() 
     assert "Outcome: blocked by metric errors: no replica count decided; the target stays at 3" in text, text
     assert "no series for queue" in text
     assert "HorizontalPodAutoscaler's own status.desiredReplicas: 5 (we decided no count to compare)" in text, text
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [({}, "no controller has synced it"),
+     ({"conditions": [{"type": "AbleToScale", "status": "False", "reason": "InvalidSpec", "message": "x"},
+                      {"type": "ScalingActive", "status": "False", "reason": "InvalidSpec",
+                       "message": "spec.maxReplicas: Required value"}]},
+      "nothing was decided: ScalingActive=False InvalidSpec: spec.maxReplicas: Required value")],
+    ids=["never-synced", "invalid-spec"],
+)
+def test_a_promautoscaler_without_a_decision_says_why(status: dict[str, Any], expected: str) -> None:
+    assert expected in no_decision_message("shop", "web", status)
