@@ -9,11 +9,15 @@ direction) and `error` (spec/internal/none) next to our `kind` and `result`;
 as `kubectl get hpa` shows them: each metric's value next to its target (`metric_value`,
 `metric_target`, in the target's unit: a percentage for Utilization), `min_replicas`/`max_replicas`,
 `desired_replicas`, `current_replicas`, on the leader only; a deleted object's series go with
-it, also when it is deleted during its sync. Plus what upstream lacks: lateness against each object's due time
-(KEP-6003's delay, as a histogram), metric fetches by API group and outcome, decisions by
-outcome and limiting reason, scale and status writes by result, leader state, queue depth, and
-for previewed native HPAs our desired replicas next to the HPA's own `status.desiredReplicas`
-(ours absent while metrics or /scale could not be read: no count was decided).
+it, also when it is deleted during its sync. client-go's names too: `workqueue_depth`,
+`workqueue_adds_total`, `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
+`workqueue_retries_total` (name="promautoscaler", client-go's buckets) and, with leader election,
+`leader_election_master_status{name=<lease>}`. Plus what upstream lacks: lateness against each
+object's due time (KEP-6003's delay, as a histogram), metric fetches by API group and outcome,
+decisions by outcome and limiting reason, scale and status writes by result, leader state, queue
+depth, and for previewed native HPAs our desired replicas next to the HPA's own
+`status.desiredReplicas` (ours absent while metrics or /scale could not be read: no count was
+decided).
 The label children of the few-valued metrics (kind, result, outcome, reason) are looked up once
 and kept, since `labels()` costs several times the increment on every sync.
 
@@ -60,13 +64,16 @@ _OBJECT_LABELS = ["kind", "namespace", "name"]
 _METRIC_LABELS = [*_OBJECT_LABELS, "metric_index", "metric_name", "metric_type", "target_type"]
 _DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))  # upstream: 1 ms doubling, 15 buckets
 _LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+_WORKQUEUE_BUCKETS = tuple(10.0**e for e in range(-8, 4))  # client-go: 10 ns, x10, 12 buckets
+_QUEUE_NAME = "promautoscaler"  # client-go's `name` label of our work queue
 _FETCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 DecisionLookup = Callable[[str, str, str], Mapping[str, Any] | None]
 
 
 class ControllerTelemetry:
-    def __init__(self) -> None:
+    def __init__(self, *, lease_name: str | None = None) -> None:
+        """`lease_name`: the Lease of leader election (client-go's gauge is exported only with one)."""
         r = self.registry = CollectorRegistry()
         self.reconciliations = Counter(f"{_NS}_reconciliations", "Syncs by object kind and result, and by upstream's "
                                        "action (scale_up, scale_down, none) and error (spec, internal, none).",
@@ -111,6 +118,19 @@ class ControllerTelemetry:
         self.leader_transitions = Counter(f"{_NS}_leader_transitions", "Times this replica became leader.",
                                           registry=r)  # fmt: skip
         self.queue_depth = Gauge(f"{_NS}_queue_depth", "Autoscalers due and waiting for a worker.", registry=r)
+        self.master_status = None if lease_name is None else Gauge(
+            "leader_election_master_status", "client-go's name: 1 while this replica leads the Lease, else 0.",
+            ["name"], registry=r).labels(lease_name)  # fmt: skip
+        self.wq_depth = Gauge("workqueue_depth", "client-go's name: autoscalers due and waiting for a worker.",
+                              ["name"], registry=r).labels(_QUEUE_NAME)  # fmt: skip
+        self.wq_adds = Counter("workqueue_adds", "client-go's name: keys handed to a worker.", ["name"],
+                               registry=r).labels(_QUEUE_NAME)  # fmt: skip
+        self.wq_retries = Counter("workqueue_retries", "client-go's name: failed syncs retried sooner.",
+                                  ["name"], registry=r).labels(_QUEUE_NAME)  # fmt: skip
+        self.wq_wait = Histogram("workqueue_queue_duration_seconds", "client-go's name: from due to taken by a "
+                                 "worker.", ["name"], buckets=_WORKQUEUE_BUCKETS, registry=r).labels(_QUEUE_NAME)
+        self.wq_work = Histogram("workqueue_work_duration_seconds", "client-go's name: time one sync took.",
+                                 ["name"], buckets=_WORKQUEUE_BUCKETS, registry=r).labels(_QUEUE_NAME)
         self.checkpoints = Counter(f"{_NS}_shutdown_checkpoints", "Histories saved to status at shutdown.",
                                    registry=r)  # fmt: skip
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # (id(metric), labels) -> child
@@ -133,6 +153,9 @@ class ControllerTelemetry:
         action, error = _action(outcome.report), _error(outcome)
         self._child(self.reconciliations, kind, str(outcome.result), action, error).inc()
         self._child(self.duration, kind, action, error).observe(seconds)
+        self.wq_work.observe(seconds)
+        if outcome.failed:
+            self.wq_retries.inc()
         if outcome.scale_write.value != "none":
             self._child(self.scale_writes, str(outcome.scale_write)).inc()
         if outcome.status_write.value != "none":
@@ -202,6 +225,8 @@ class ControllerTelemetry:
     # --- other reporters -----------------------------------------------------------------------
     def observe_start(self, due: Due[ObjectKey]) -> None:
         self.lateness.observe(due.lateness)
+        self.wq_adds.inc()
+        self.wq_wait.observe(due.lateness)
 
     def observe_fetch(self, api_group: str, outcome: FetchOutcome, seconds: float) -> None:
         self._child(self.fetches, api_group, str(outcome)).inc()
@@ -215,6 +240,8 @@ class ControllerTelemetry:
             for key in {*self._shown, *self._metrics_shown}:
                 self.forget_object(key)
         self.leader.set(1 if leading else 0)
+        if self.master_status is not None:
+            self.master_status.set(1 if leading else 0)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
@@ -298,7 +325,9 @@ def build_http_app(telemetry: ControllerTelemetry, *, ready: Callable[[], str | 
     run before every handler (controller.http_auth's guard, when the port is secure)."""
 
     async def metrics(_: web.Request) -> web.Response:
-        telemetry.queue_depth.set(queue_depth())
+        depth = queue_depth()
+        telemetry.queue_depth.set(depth)
+        telemetry.wq_depth.set(depth)
         return web.Response(body=telemetry.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     def probe(check: Callable[[], str | None]) -> Callable[[web.Request], Any]:

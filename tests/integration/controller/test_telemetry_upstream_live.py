@@ -5,6 +5,7 @@
   computation with `metric_type="External"`;
 * the autoscaler's metric value sits next to its target (AverageValue 10 over 1 pod: 35 vs 10),
   with min/max/desired replicas;
+* client-go's `leader_election_master_status` and `workqueue_*` names are there;
 * `kubectl delete promautoscaler` removes every series that names it.
 """
 
@@ -47,6 +48,9 @@ def test_upstream_labels_value_next_to_target_and_no_series_after_delete(control
     assert value(ctl, P + "metric_value", metric) == 35.0, "35 over the 1 pod the sync saw"
     assert (value(ctl, P + "min_replicas", mine), value(ctl, P + "max_replicas", mine)) == (1.0, 10.0)
     assert value(ctl, P + "desired_replicas", mine) == 4.0
+    assert value(ctl, "leader_election_master_status", {"name": "prom-autoscaler-controller"}) == 1.0
+    assert value(ctl, "workqueue_adds_total", {"name": "promautoscaler"}) >= 1
+    assert value(ctl, "workqueue_work_duration_seconds_count", {"name": "promautoscaler"}) >= 1
 
     stack.kubectl("delete", "promautoscalers.autoscaling.prom-autoscaler.io", "web", "-n", ns)
 

@@ -4,6 +4,9 @@ queries carry over with the metric prefix changed:
 * `reconciliations_total` and `reconciliation_duration_seconds` carry upstream's `action`
   (scale_up/scale_down/none) and `error` (spec/internal/none) next to our `kind` and `result`;
 * `metric_computation_total{action,error,metric_type}` counts each metric of each sync;
+* client-go's workqueue names (`workqueue_depth`, `_adds_total`, `_queue_duration_seconds`,
+  `_work_duration_seconds`, `_retries_total`, label `name="promautoscaler"`, upstream's buckets)
+  and its leader-election gauge `leader_election_master_status{name=<lease>}`;
 * per autoscaler, each metric's current value next to its target (as `kubectl get hpa` shows
   them), the min/max bounds, all removed with the object.
 """
@@ -13,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
 from controller.algorithm.spec import ControllerConfig, ExternalSamples
 from controller.reconcile import InvalidAutoscaler, SyncOutcome
-from controller.telemetry import ControllerTelemetry
+from controller.run.queue import Due
+from controller.telemetry import ControllerTelemetry, build_http_app
 
 from tests.unit.controller.world import KEY, NS, World, external, pas_json
 
@@ -168,3 +173,38 @@ async def test_a_replica_that_stops_leading_shows_no_autoscaler_series() -> None
         assert samples(telemetry, P + name) == {}, name
     telemetry.observe_sync(await w.sync(), 0.01)  # leading again: shown again
     assert samples(telemetry, P + "desired_replicas")
+
+
+WORKQUEUE_BUCKETS = {repr(float(f"1e{e}")) for e in range(-8, 4)} | {"+Inf"}  # client-go: 10 ns x10, 12
+
+
+async def test_client_go_workqueue_and_leader_election_names() -> None:
+    telemetry = ControllerTelemetry(lease_name="prom-autoscaler-controller")
+    telemetry.set_leader(True)
+    telemetry.observe_start(Due(key=KEY, due=10.0, started=10.25))  # a quarter second late
+    w = World()
+    w.observe(30_000)
+    telemetry.observe_sync(await w.sync(), 0.02)
+    telemetry.observe_start(Due(key=KEY, due=40.0, started=40.0))
+    w.metrics.forget(NS, w.query())
+    telemetry.observe_sync(await w.sync(), 0.01)  # failed: retried sooner
+    app = build_http_app(telemetry, ready=lambda: None, healthy=lambda: None, decision=lambda *_: None,
+                         queue_depth=lambda: 3)  # fmt: skip
+    async with TestClient(TestServer(app)) as client:
+        assert (await client.get("/metrics")).status == 200
+    queue = frozenset({("name", "promautoscaler")})
+    assert samples(telemetry, "workqueue_depth") == {queue: 3.0}
+    assert samples(telemetry, "workqueue_adds_total") == {queue: 2.0}
+    assert samples(telemetry, "workqueue_retries_total") == {queue: 1.0}
+    assert samples(telemetry, "workqueue_queue_duration_seconds_sum") == {queue: 0.25}
+    assert samples(telemetry, "workqueue_work_duration_seconds_count") == {queue: 2.0}
+    les = {dict(lb)["le"] for lb in samples(telemetry, "workqueue_queue_duration_seconds_bucket")}
+    assert les == WORKQUEUE_BUCKETS
+    lease = frozenset({("name", "prom-autoscaler-controller")})
+    assert samples(telemetry, "leader_election_master_status") == {lease: 1.0}
+    telemetry.set_leader(False)
+    assert samples(telemetry, "leader_election_master_status") == {lease: 0.0}
+
+
+def test_no_leader_election_gauge_without_election() -> None:
+    assert samples(ControllerTelemetry(), "leader_election_master_status") == {}
