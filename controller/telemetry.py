@@ -162,6 +162,8 @@ class ControllerTelemetry:
             self._child(self.status_writes, str(outcome.status_write)).inc()
         report = outcome.report
         if report is None:
+            if error == "spec":  # an unusable stored spec: its last decision's numbers are not current
+                self.forget_object(outcome.key)
             return
         d = report.decision
         self._child(self.decisions, str(d.outcome), report.limiting_reason).inc()

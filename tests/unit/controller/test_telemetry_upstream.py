@@ -208,3 +208,16 @@ async def test_client_go_workqueue_and_leader_election_names() -> None:
 
 def test_no_leader_election_gauge_without_election() -> None:
     assert samples(ControllerTelemetry(), "leader_election_master_status") == {}
+
+
+async def test_an_autoscaler_whose_spec_became_invalid_shows_no_old_numbers() -> None:
+    """Its last decision's replicas and metric values would read as current (and keep MaxedOut
+    firing, or hide that nothing is read any more)."""
+    w, telemetry = World(), ControllerTelemetry()
+    w.observe(30_000)
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert samples(telemetry, P + "metric_value")
+    telemetry.observe_sync(await invalid_spec(w), 0.01)
+    for name in ("metric_value", "metric_target", "min_replicas", "max_replicas", "desired_replicas",
+                 "current_replicas"):
+        assert samples(telemetry, P + name) == {}, name
