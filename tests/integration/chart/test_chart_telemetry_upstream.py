@@ -11,7 +11,8 @@
   15 minutes (the metric cannot be read: it is not scaled on it), except while its target sits at
   0 replicas (scaling disabled, nothing is read);
 * PromAutoscalerControllerSyncsFailing counts a stored invalid spec's syncs (result="blocked",
-  error="spec"), as its description says.
+  error="spec"), as its description says, and only PromAutoscalers' syncs: it sends the reader to
+  `kubectl get promautoscalers`, where a failing preview of a native HPA is not to be found.
 """
 
 from __future__ import annotations
@@ -88,6 +89,12 @@ ALERT_CASES = [
                   _series("reconciliations_total", 'kind="PromAutoscaler",result="blocked",action="none",'
                           'error="spec"', "0+5x40")],
                  30, [{"namespace": NAMESPACE, "severity": "warning"}], id="a third of syncs on an invalid spec"),
+    pytest.param("PromAutoscalerControllerSyncsFailing",
+                 [_series("reconciliations_total", 'kind="PromAutoscaler",result="unchanged",action="none",'
+                          'error="none"', "0+10x40"),
+                  _series("reconciliations_total", 'kind="HorizontalPodAutoscaler",result="blocked",action="none",'
+                          'error="internal"', "0+10x40")],
+                 30, [], id="previewed native HPAs failing: no PromAutoscaler to look at, the built-in HPA says so"),
 ]
 
 
