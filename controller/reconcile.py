@@ -143,7 +143,8 @@ class Reconciler:
         scale_write = WriteResult.NONE
         if decision.write and hold is None and not shadow:
             decision, scale_write = await self._write_scale(obj, decision, read.scale)
-        elif decision.write and hold is Result.PREVIEW:  # status shows what it would scale to
+        elif decision.write and (hold is Result.PREVIEW or (hold is Result.CONFLICT and obj.mode is Mode.PREVIEW)):
+            # status shows what it would scale to (also next to the HPA it is to replace)
             decision = replace(decision, status=replace(decision.status, desired_replicas=decision.desired_replicas))
         if scale_write is WriteResult.SKIPPED_NOT_LEADER:
             return SyncOutcome(key=obj.key, result=Result.NOT_LEADER, scale_write=scale_write)

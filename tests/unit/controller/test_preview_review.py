@@ -84,3 +84,16 @@ async def test_a_preview_that_decides_again_publishes_its_count_again() -> None:
     assert 'prom_autoscaler_controller_desired_replicas{kind="HorizontalPodAutoscaler",name="web",namespace="shop"} ' \
            '6.0' in telemetry.exposition().decode()
 
+
+
+@pytest.mark.parametrize("conflict", [None, "HorizontalPodAutoscaler shop/web targets the same Deployment"],
+                         ids=["alone", "next-to-the-hpa-it-replaces"])
+async def test_a_preview_promautoscaler_shows_what_it_would_scale_to_while_its_hpa_still_exists(
+        conflict: str | None) -> None:
+    """Step 2 of moving an HPA over: the Preview PromAutoscaler sits next to the HPA (a conflict)."""
+    w = World(obj_json=pas_json(extra={"mode": "Preview"}))
+    w.observe(80_000)
+    out = await w.sync(conflict=conflict)
+    status = w.obj_json["status"]
+    assert w.scale.updates == [] and w.replicas() == 3
+    assert (status["desiredReplicas"], status["lastDecision"]["desiredReplicas"]) == (6, 6), out.result
