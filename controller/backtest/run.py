@@ -199,7 +199,7 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
         initial = spec.autoscaler.min_replicas if first is None else first
         timeline = simulate(spec.name, spec.autoscaler, model, grid, config=config, requests=opts.pod_requests,
                             initial_replicas=initial, explain_at=explain,
-                            sync_every=max(1, round(spec.sync_period / grid.step)))
+                            sync_every=max(1, round(spec.sync_period / grid.step)), namespace=namespace)
         metrics = tuple(MetricInfo(label=_label(q), unit="%" if timeline.targets and _is_util(q) else "m",
                                    promql=q.promql, rule=q.rule, assumption=assumption_for(q))
                         for q in queries)

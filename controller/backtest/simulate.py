@@ -45,11 +45,13 @@ class LiveState:
 
 
 def sync_once(spec: AutoscalerSpec, config: ControllerConfig, state: LiveState, *, now: float,
-              pods: tuple[PodInfo, ...], observations: tuple[Observation, ...]) -> tuple[Decision, LiveState]:
-    """One sync: decide, write (always succeeds here), complete; and the state for the next one."""
+              pods: tuple[PodInfo, ...], observations: tuple[Observation, ...],
+              namespace: str = "") -> tuple[Decision, LiveState]:
+    """One sync: decide, write (always succeeds here), complete; and the state for the next one.
+    `namespace` is the autoscaler's, named in messages as the controller names it."""
     scale = ScaleTarget(spec_replicas=state.replicas, status_replicas=state.replicas)
     decision = decide(SyncInput(spec=spec, scale=scale, now=now, status=state.status, pods=pods,
-                                observations=observations, history=state.history), config)
+                                observations=observations, history=state.history, namespace=namespace), config)
     replicas = state.replicas
     if decision.write:
         decision = complete(decision, write_error=None, now=now)
@@ -95,7 +97,7 @@ def metric_target(spec: AutoscalerSpec, index: int) -> float:
 
 def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, config: ControllerConfig,
              requests: Mapping[str, int], initial_replicas: int, explain_at: int | None = None,
-             sync_every: int = 1) -> Timeline:
+             sync_every: int = 1, namespace: str = "") -> Timeline:
     """Replay the grid, syncing on every `sync_every`-th tick (the spec's sync period over the grid's
     step); `initial_replicas` is the target's count before the first sync. Between syncs the count
     holds and the metrics are still read (not decided on) for the figures."""
@@ -121,11 +123,12 @@ def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, c
         if i % sync_every:  # no sync now: read what the metrics show, change nothing
             decision = decide(SyncInput(spec=spec, scale=ScaleTarget(spec_replicas=n, status_replicas=n), now=now,
                                         status=state.status, pods=pods, observations=observations,
-                                        history=state.history), config)
+                                        history=state.history, namespace=namespace), config)
             limited.append("")
             errors.append("")
         else:
-            decision, state = sync_once(spec, config, state, now=now, pods=pods, observations=observations)
+            decision, state = sync_once(spec, config, state, now=now, pods=pods, observations=observations,
+                                        namespace=namespace)
             limited.append(_limiting_stage(decision))
             errors.append(decision.error or "")
             if state.replicas != n:

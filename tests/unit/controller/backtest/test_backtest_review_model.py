@@ -78,3 +78,19 @@ def test_missing_pods_slow_a_scale_up_as_upstream_does() -> None:
     model = _model([{"web-1": 30, "web-2": 30}] * 4, actual=[4] * 4)
     timeline = simulate("web", SPEC, model, GRID, config=ControllerConfig(), requests={}, initial_replicas=4)
     assert timeline.replicas[0] == 6
+
+
+def test_a_failed_external_read_names_the_autoscalers_namespace_as_the_controller_does() -> None:
+    # The live controller words it "unable to get external metric <ns>/<metric>/<selector>: ..."; the
+    # replay of the same spec must say the same, not "/queue/nil".
+    spec = AutoscalerSpec(min_replicas=1, max_replicas=20, metrics=(
+        MetricSpec(type="External", name="queue",
+                   target=MetricTarget(type=TargetType.AVERAGE_VALUE, average_value=10_000)),))
+    query = MetricQuery(index=0, spec=spec.metrics[0], kind=QueryKind.EXTERNAL, promql="q",  # type: ignore[arg-type]
+                        object_label="")
+    empty = Accumulator(grid=GRID, kind=QueryKind.EXTERNAL).history()  # no sample at any tick
+    model = LoadModel(grid=GRID, queries=[query], histories=[empty], actual=None, window=0.0)
+    timeline = simulate("web", spec, model, GRID, config=ControllerConfig(), requests={}, initial_replicas=4,
+                        namespace="shop")
+    assert "unable to get external metric shop/queue/nil: no sample in history" in timeline.errors[0]
+    assert list(timeline.replicas) == [4] * GRID.count
