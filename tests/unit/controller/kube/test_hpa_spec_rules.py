@@ -13,6 +13,7 @@ import pytest
 from controller.kube.hpa_spec import SpecError, autoscaler_spec, scale_target_ref
 from controller.kube.objects import KIND
 from controller.kube.ports import ObjectKey
+from controller.reconcile_state import Result, WriteResult
 from controller.run.loop import AutoscalerLoop
 from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
@@ -162,5 +163,6 @@ async def test_a_stored_object_that_breaks_a_rule_is_never_synced_so_never_scale
     stored.pop("kind")
     loop.on_cache_change(KIND, [from_api(stored, keep_raw=True)])
     assert observer.invalid == [KEY]
-    assert await loop.sync(KEY) is True and observer.synced == []  # reported (test_invalid_spec), not synced
+    assert await loop.sync(KEY) is True  # reported (test_invalid_spec) and counted as a blocked sync
+    assert [(o.result, o.scale_write) for o in observer.synced] == [(Result.BLOCKED, WriteResult.NONE)]
     assert (world.scale.updates, world.scale.gets) == ([], 0)
