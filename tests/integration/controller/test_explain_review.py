@@ -121,3 +121,27 @@ def test_a_previewed_hpa_is_explained_with_the_controllers_numbers_next_to_its_o
     assert writes(ctl) == [], "preview of native HPAs wrote to the cluster"
     assert controller_events(controller_stack, ns) == []
     assert controller_stack.replicas(ns, "web") == 2
+
+
+@pytest.mark.timeout(90)
+def test_a_previewed_hpa_whose_metric_cannot_be_read_claims_no_count(controller_stack: ControllerStack,
+                                                                     ns: str) -> None:
+    hpa = _hpa(ns)
+    hpa["spec"]["metrics"] = [external_metric("no-such-queue", "10")]
+    controller_stack.apply(deployment(ns, "web", replicas=1), hpa)
+    status = {"status": {"currentReplicas": 1, "desiredReplicas": 1}}
+    controller_stack.kubectl("-n", ns, "patch", "hpa", "web", "--subresource=status", "--type=merge",
+                             "-p", json.dumps(status))
+    ctl = controller_stack.controller(ns, *FAST_FLAGS, "--preview-native-hpas")
+    wait_until(lambda: _hpa_explain(controller_stack, ctl, ns).returncode == 0, timeout=5 * SYNC, interval=0.5,
+               what="a decision document for the HPA")
+    time.sleep(SYNC)
+    assert ctl.metric("prom_autoscaler_controller_native_hpa_desired_replicas", namespace=ns) == 1
+    ours = [labels for (name, labels) in ctl.metrics()
+            if name == "prom_autoscaler_controller_desired_replicas" and ("namespace", ns) in labels]
+    assert ours == [], "a count was published for a decision that could not be made"
+    text = _hpa_explain(controller_stack, ctl, ns).stdout
+    assert "no replica count decided; the target stays at 1" in text, text
+    assert "no-such-queue" in text and "Error: " in text, text
+    assert "(we decided no count to compare)" in text, text
+    assert writes(ctl) == [] and controller_events(controller_stack, ns) == []

@@ -4,17 +4,27 @@ policies), and a decision that could not be made is never published as a replica
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from controller.algorithm.spec import FetchFailure
-from controller.preview import decision_document
+from controller.algorithm.spec import FetchFailure, Observation
+from controller.kube.objects import HPA_KIND
+from controller.kube.ports import ObjectKey
+from controller.metrics.fake import FakeMetricsSource
+from controller.metrics.source import MetricQuery
+from controller.preview import decision_document, decision_lookup
 from controller.reconcile_state import Result
+from controller.run.loop import AutoscalerLoop
+from controller.run.queue import DueQueue
+from controller.run.ratelimit import DefaultControllerRateLimiter
 from controller.telemetry import ControllerTelemetry
+from kubecommon.kube.objects import from_api
 from kubecommon.kubetime import format_time
 
-from .world import World, pas_json
+from .world import NAME, NS, World, pas_json
 
 UP_ONE_POD_PER_MINUTE = {"scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
                                      "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}
@@ -97,3 +107,35 @@ async def test_a_preview_promautoscaler_shows_what_it_would_scale_to_while_its_h
     status = w.obj_json["status"]
     assert w.scale.updates == [] and w.replicas() == 3
     assert (status["desiredReplicas"], status["lastDecision"]["desiredReplicas"]) == (6, 6), out.result
+
+
+class _DeletedWhileFetching(FakeMetricsSource):
+    """Runs `during` while a sync waits for its metric (the HPA is deleted then)."""
+
+    during: Callable[[], None] = staticmethod(lambda: None)
+
+    async def observe(self, namespace: str, query: MetricQuery, *, pod_selector: str) -> Observation:
+        self.during()
+        return await super().observe(namespace, query, pod_selector=pod_selector)
+
+
+async def test_an_hpa_deleted_while_its_preview_sync_runs_leaves_no_decision_behind() -> None:
+    source = _DeletedWhileFetching()
+    w = World(obj_json=_hpa(behavior=None, replicas=3), metrics=source)
+    assert w.reconciler is not None
+    queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: 100.0))
+    loop = AutoscalerLoop(w.reconciler, queue, clock=lambda: 100.0, observer=ControllerTelemetry(),
+                          default_period=15.0)
+    raw = copy.deepcopy(w.obj_json)
+    raw["metadata"]["resourceVersion"] = "1"
+    raw.pop("kind")
+    loop.on_cache_change(HPA_KIND, [from_api(raw, keep_raw=True)])
+    w.observe(80_000)
+    key = ObjectKey(kind=HPA_KIND, namespace=NS, name=NAME)
+    lookup = decision_lookup(w.reconciler.last_report)
+    await loop.sync(key)
+    assert lookup("hpa", NS, NAME) is not None
+    source.during = lambda: loop.on_cache_change(HPA_KIND, [])  # kubectl delete hpa web, mid-sync
+    await loop.sync(key)
+    assert lookup("hpa", NS, NAME) is None, "a deleted HPA's last decision is still served"
+    assert w.reconciler.reports() == [], "a deleted HPA's history is kept (and reused if it comes back)"
