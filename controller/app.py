@@ -104,7 +104,8 @@ class Controller:
     def __init__(self, o: RunOptions, client: KubeClient) -> None:
         loop = asyncio.get_running_loop()
         self.options, self.client = o, client
-        self.telemetry = ControllerTelemetry(lease_name=o.lease_name if o.leader_elect else None)
+        self.telemetry = ControllerTelemetry(lease_name=o.lease_name if o.leader_elect else None,
+                                             default_period=o.sync_period)
         resolver = ResourceResolver(client)
         ns = o.watch_namespace
         self.pods_cache = pod_cache(client, ns)

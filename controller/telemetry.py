@@ -13,11 +13,11 @@ it, also when it is deleted during its sync. client-go's names too: `workqueue_d
 `workqueue_adds_total`, `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
 `workqueue_retries_total` (name="promautoscaler", client-go's buckets) and, with leader election,
 `leader_election_master_status{name=<lease>}`. Plus what upstream lacks: lateness against each
-object's due time (KEP-6003's delay, as a histogram), metric fetches by API group and outcome,
-decisions by outcome and limiting reason, scale and status writes by result, leader state, queue
-depth, and for previewed native HPAs our desired replicas next to the HPA's own
-`status.desiredReplicas` (ours absent while metrics or /scale could not be read: no count was
-decided).
+object's due time (KEP-6003's delay: a histogram, and per object `reconciliation_delay_ratio`),
+metric fetches by API group and outcome, decisions by outcome and limiting reason, scale and
+status writes by result, leader state, queue depth, and for previewed native HPAs our desired
+replicas next to the HPA's own `status.desiredReplicas` (ours absent while metrics or /scale
+could not be read: no count was decided).
 The label children of the few-valued metrics (kind, result, outcome, reason) are looked up once
 and kept, since `labels()` costs several times the increment on every sync.
 
@@ -72,8 +72,10 @@ DecisionLookup = Callable[[str, str, str], Mapping[str, Any] | None]
 
 
 class ControllerTelemetry:
-    def __init__(self, *, lease_name: str | None = None) -> None:
-        """`lease_name`: the Lease of leader election (client-go's gauge is exported only with one)."""
+    def __init__(self, *, lease_name: str | None = None, default_period: float = 15.0) -> None:
+        """`lease_name`: the Lease of leader election (client-go's gauge is exported only with one);
+        `default_period`: the sync period of autoscalers without their own `syncPeriodSeconds`."""
+        self._default_period = default_period
         r = self.registry = CollectorRegistry()
         self.reconciliations = Counter(f"{_NS}_reconciliations", "Syncs by object kind and result, and by upstream's "
                                        "action (scale_up, scale_down, none) and error (spec, internal, none).",
@@ -109,6 +111,9 @@ class ControllerTelemetry:
                                   registry=r)  # fmt: skip
         self.metric_target = Gauge(f"{_NS}_metric_target", "Each metric's target (percent for Utilization).",
                                    _METRIC_LABELS, registry=r)  # fmt: skip
+        self.delay_ratio = Gauge(f"{_NS}_reconciliation_delay_ratio", "KEP-6003: (period + lateness) / period "
+                                 "of the last regular sync (not the first, nor after a spec change or a failure).",
+                                 _OBJECT_LABELS, registry=r)  # fmt: skip
         self.hpa_desired = Gauge(f"{_NS}_native_hpa_desired_replicas",
                                  "Previewed native HPAs: the HPA's own status.desiredReplicas (compare with "
                                  "desired_replicas{kind=\"HorizontalPodAutoscaler\"}).",
@@ -138,6 +143,8 @@ class ControllerTelemetry:
         self._shown: dict[ObjectKey, tuple[int, int, int | None]] = {}
         # per object: the label values and numbers last set on the per-metric gauges and bounds
         self._metrics_shown: dict[ObjectKey, _MetricGauges] = {}
+        self._lateness: dict[ObjectKey, float] = {}  # per object in a worker: how late it started
+        self._regular: dict[ObjectKey, int] = {}  # per object: the generation whose next sync is a regular one
 
     def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
         """`metric.labels(*labels)`, kept: only for metrics whose label values are few and never removed."""
@@ -174,6 +181,7 @@ class ControllerTelemetry:
                         metric_type).inc()  # fmt: skip
         key = outcome.key
         self._show_metrics(key, report)
+        self._show_delay_ratio(key, report, failed=outcome.failed)
         hpa = report.autoscaler.status.desired_replicas if kind != "PromAutoscaler" else None
         shown = (d.desired_replicas, d.current_replicas, hpa)
         if self._shown.get(key) == shown:  # the per-object gauges already say so: skip 2-3 locked lookups
@@ -189,6 +197,18 @@ class ControllerTelemetry:
 
     def observe_invalid_spec(self, key: ObjectKey) -> None:
         self.invalid_specs.labels(key.kind).inc()
+
+    def _show_delay_ratio(self, key: ObjectKey, report: SyncReport, *, failed: bool) -> None:
+        lateness = self._lateness.pop(key, None)
+        a = report.autoscaler
+        if lateness is not None and self._regular.get(key) == a.generation:
+            own = key.kind == "PromAutoscaler" and a.spec_json.get("syncPeriodSeconds") is not None
+            period = float(a.sync_period_seconds) if own else self._default_period
+            self.delay_ratio.labels(key.kind, key.namespace, key.name).set((period + lateness) / period)
+        if failed:  # its next sync is a retry, not a period's wait
+            self._regular.pop(key, None)
+        else:
+            self._regular[key] = a.generation
 
     def _show_metrics(self, key: ObjectKey, report: SyncReport) -> None:
         """Per-metric value and target gauges and the bounds, changed only where they differ."""
@@ -210,6 +230,9 @@ class ControllerTelemetry:
 
     def forget_object(self, key: ObjectKey) -> None:
         self._shown.pop(key, None)
+        self._lateness.pop(key, None)
+        self._regular.pop(key, None)
+        _remove(self.delay_ratio, key.kind, key.namespace, key.name)
         shown = self._metrics_shown.pop(key, None)
         if shown is not None:
             for gauge, series in ((self.metric_value, shown.values), (self.metric_target, shown.targets),
@@ -227,6 +250,7 @@ class ControllerTelemetry:
     # --- other reporters -----------------------------------------------------------------------
     def observe_start(self, due: Due[ObjectKey]) -> None:
         self.lateness.observe(due.lateness)
+        self._lateness[due.key] = due.lateness
         self.wq_adds.inc()
         self.wq_wait.observe(due.lateness)
 
@@ -239,7 +263,7 @@ class ControllerTelemetry:
         if leading:
             self.leader_transitions.inc()
         else:
-            for key in {*self._shown, *self._metrics_shown}:
+            for key in {*self._shown, *self._metrics_shown, *self._regular}:
                 self.forget_object(key)
         self.leader.set(1 if leading else 0)
         if self.master_status is not None:

@@ -5,6 +5,7 @@
   computation with `metric_type="External"`;
 * the autoscaler's metric value sits next to its target (AverageValue 10 over 1 pod: 35 vs 10),
   with min/max/desired replicas;
+* a regular sync sets KEP-6003's `reconciliation_delay_ratio` near 1;
 * client-go's `leader_election_master_status` and `workqueue_*` names are there;
 * `kubectl delete promautoscaler` removes every series that names it.
 """
@@ -51,6 +52,10 @@ def test_upstream_labels_value_next_to_target_and_no_series_after_delete(control
     assert value(ctl, "leader_election_master_status", {"name": "prom-autoscaler-controller"}) == 1.0
     assert value(ctl, "workqueue_adds_total", {"name": "promautoscaler"}) >= 1
     assert value(ctl, "workqueue_work_duration_seconds_count", {"name": "promautoscaler"}) >= 1
+
+    ratio = wait_until(lambda: value(ctl, P + "reconciliation_delay_ratio", mine), timeout=10,
+                       what="KEP-6003's delay ratio after a regular sync")
+    assert 1.0 <= ratio < 2.0, "a regular sync on a 3 s period starts well within a period late"
 
     stack.kubectl("delete", "promautoscalers.autoscaling.prom-autoscaler.io", "web", "-n", ns)
 

@@ -221,3 +221,33 @@ async def test_an_autoscaler_whose_spec_became_invalid_shows_no_old_numbers() ->
     for name in ("metric_value", "metric_target", "min_replicas", "max_replicas", "desired_replicas",
                  "current_replicas"):
         assert samples(telemetry, P + name) == {}, name
+
+
+async def test_delay_ratio_per_autoscaler_as_kep_6003_proposes() -> None:
+    """`reconciliation_delay_ratio`: how much longer than its period a regular sync waited,
+    (period + lateness) / period; not for the first sync, nor one after a spec change or a failure
+    (those were not asked for a period ahead); gone with the object."""
+    w = World(obj_json=pas_json(extra={"syncPeriodSeconds": 20}))
+    telemetry = ControllerTelemetry()
+    name = P + "reconciliation_delay_ratio"
+
+    async def sync(due: float, started: float) -> None:
+        telemetry.observe_start(Due(key=KEY, due=due, started=started))
+        telemetry.observe_sync(await w.sync(), 0.5)
+
+    w.observe(30_000)
+    await sync(100.0, 100.0)
+    assert samples(telemetry, name) == {}, "the first sync has no period behind it"
+    await sync(120.0, 120.0)
+    assert labelled(telemetry, name, "name") == {("web",): 1.0}
+    await sync(140.0, 144.0)  # 4 s late on a 20 s period
+    assert labelled(telemetry, name, "name") == {("web",): 1.2}
+    w.obj_json = pas_json(extra={"syncPeriodSeconds": 20}, generation=2, max_replicas=9)
+    await sync(150.0, 151.0)  # a spec change: synced at once, not a period's wait
+    assert labelled(telemetry, name, "name") == {("web",): 1.2}
+    w.metrics.forget(NS, w.query())
+    await sync(160.0, 160.0)  # on time, but it fails: the next one is a retry
+    await sync(161.0, 163.0)
+    assert labelled(telemetry, name, "name") == {("web",): 1.0}
+    telemetry.forget_object(KEY)
+    assert samples(telemetry, name) == {}
