@@ -34,7 +34,7 @@ from kubecommon.kube.config import KubeConfigError
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.tls import client_ssl_context
 
-__all__ = ["main", "no_decision_message", "render"]
+__all__ = ["main", "no_decision_message", "render", "status_document"]
 
 _API = "/apis/autoscaling.prom-autoscaler.io/v1alpha1"
 _WHY: dict[str, str] = {
@@ -89,6 +89,15 @@ def _against_hpa(hpa_desired: Any, ours: Any) -> str:
     return f"{head} (we want {ours}: {abs(ours - hpa_desired)} {'more' if more else 'fewer'})"
 
 
+def _conflict(doc: Mapping[str, Any]) -> str | None:
+    """The message of `ScalingActive=False ConflictingAutoscaler`, if the document has it."""
+    for c in doc.get("conditions") or ():
+        if isinstance(c, Mapping) and c.get("type") == "ScalingActive" and c.get("status") == "False" \
+                and c.get("reason") == "ConflictingAutoscaler":
+            return str(c.get("message") or "")
+    return None
+
+
 def render(doc: Mapping[str, Any], *, title: str) -> str:
     """A `lastDecision` (status or /debug document) as a few lines of plain text."""
     last = doc.get("lastDecision") if isinstance(doc.get("lastDecision"), Mapping) else doc
@@ -103,7 +112,10 @@ def render(doc: Mapping[str, Any], *, title: str) -> str:
         lines.append(f"Outcome: {last.get('outcome', '?')}: {current} -> {desired} replicas{why}")
     if "hpaDesiredReplicas" in doc:
         lines.append(_against_hpa(doc["hpaDesiredReplicas"], None if undecided else desired))
-    if last.get("applied") is False:
+    conflict = _conflict(doc)
+    if conflict is not None:
+        lines.append(f"Not applied: another autoscaler targets the same workload ({conflict}); /scale was left alone")
+    elif last.get("applied") is False:
         lines.append("Not applied: a native HPA is only previewed (its built-in controller scales it); /scale "
                      "was left alone" if "hpaDesiredReplicas" in doc
                      else "Not applied: Preview mode or paused; the target's /scale was left alone")
@@ -145,7 +157,13 @@ async def _from_status(kubeconfig: str | None, namespace: str, name: str) -> Map
     last = status.get("lastDecision")
     if not isinstance(last, Mapping):
         raise ExplainError(no_decision_message(namespace, name, status))
-    return {"lastDecision": last}
+    return status_document(status)
+
+
+def status_document(status: Mapping[str, Any]) -> dict[str, Any]:
+    """What `render` reads from a PromAutoscaler's status: `lastDecision` and the conditions (which
+    say, for one, that a conflicting autoscaler kept the decision from being applied)."""
+    return {"lastDecision": status.get("lastDecision"), "conditions": list(status.get("conditions") or ())}
 
 
 def _read_problem(err: KubeError, namespace: str, name: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from controller.algorithm.spec import FetchFailure
-from controller.explain import no_decision_message, render
+from controller.explain import no_decision_message, render, status_document
 from controller.preview import decision_document
 
 from .world import World, external, pas_json
@@ -77,3 +77,15 @@ async def test_a_sync_that_could_not_read_its_metrics_says_it_decided_nothing() 
 )
 def test_a_promautoscaler_without_a_decision_says_why(status: dict[str, Any], expected: str) -> None:
     assert expected in no_decision_message("shop", "web", status)
+
+
+@pytest.mark.parametrize("mode", ["Active", "Preview"])
+async def test_a_promautoscaler_held_by_a_conflicting_hpa_is_explained_as_not_applied(mode: str) -> None:
+    w = World(obj_json=pas_json(extra={"mode": mode}))
+    w.observe(80_000)
+    out = await w.sync(conflict="HorizontalPodAutoscaler shop/web also targets Deployment/web")
+    assert out.report is not None
+    for doc in (status_document(w.obj_json["status"]), decision_document(out.report)):
+        text = render(doc, title="PromAutoscaler shop/web")
+        assert "Not applied: another autoscaler targets the same workload (HorizontalPodAutoscaler shop/web " \
+               "also targets Deployment/web); /scale was left alone" in text, text
