@@ -8,7 +8,8 @@ direction) and `error` (spec/internal/none) next to our `kind` and `result`;
 `metric_computation_total{action,error,metric_type}` counts each metric of each sync. Per object,
 as `kubectl get hpa` shows them: each metric's value next to its target (`metric_value`,
 `metric_target`, in the target's unit: a percentage for Utilization), `min_replicas`/`max_replicas`,
-`desired_replicas`, `current_replicas`, on the leader only; a deleted object's series go with
+`desired_replicas`, `current_replicas`, and as KEDA per ScaledObject `paused` and
+`autoscaler_errors_total{error}`, on the leader only; a deleted object's series go with
 it, also when it is deleted during its sync. client-go's names too: `workqueue_depth`,
 `workqueue_adds_total`, `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
 `workqueue_retries_total` (name="promautoscaler", client-go's buckets) and, with leader election,
@@ -111,6 +112,11 @@ class ControllerTelemetry:
                                   registry=r)  # fmt: skip
         self.metric_target = Gauge(f"{_NS}_metric_target", "Each metric's target (percent for Utilization).",
                                    _METRIC_LABELS, registry=r)  # fmt: skip
+        self.paused = Gauge(f"{_NS}_paused", "1 while the autoscaler is paused (spec.paused), else 0.",
+                            _OBJECT_LABELS, registry=r)  # fmt: skip
+        self.object_errors = Counter(f"{_NS}_autoscaler_errors", "Syncs with an error, per autoscaler and "
+                                     "upstream's error label (spec, internal).", [*_OBJECT_LABELS, "error"],
+                                     registry=r)  # fmt: skip
         self.delay_ratio = Gauge(f"{_NS}_reconciliation_delay_ratio", "KEP-6003: (period + lateness) / period "
                                  "of the last regular sync (not the first, nor after a spec change or a failure).",
                                  _OBJECT_LABELS, registry=r)  # fmt: skip
@@ -143,6 +149,7 @@ class ControllerTelemetry:
         self._shown: dict[ObjectKey, tuple[int, int, int | None]] = {}
         # per object: the label values and numbers last set on the per-metric gauges and bounds
         self._metrics_shown: dict[ObjectKey, _MetricGauges] = {}
+        self._errors: dict[ObjectKey, set[str]] = {}  # per object: the error labels counted
         self._lateness: dict[ObjectKey, float] = {}  # per object in a worker: how late it started
         self._regular: dict[ObjectKey, int] = {}  # per object: the generation whose next sync is a regular one
 
@@ -167,10 +174,14 @@ class ControllerTelemetry:
             self._child(self.scale_writes, str(outcome.scale_write)).inc()
         if outcome.status_write.value != "none":
             self._child(self.status_writes, str(outcome.status_write)).inc()
+        if error != "none":
+            key = outcome.key
+            self.object_errors.labels(kind, key.namespace, key.name, error).inc()
+            self._errors.setdefault(key, set()).add(error)
         report = outcome.report
         if report is None:
             if error == "spec":  # an unusable stored spec: its last decision's numbers are not current
-                self.forget_object(outcome.key)
+                self._forget_numbers(outcome.key)
             return
         d = report.decision
         self._child(self.decisions, str(d.outcome), report.limiting_reason).inc()
@@ -218,25 +229,32 @@ class ControllerTelemetry:
             return
         self._metrics_shown[key] = shown
         before = old or _MetricGauges()
-        for gauge, now, was in ((self.metric_value, shown.values, before.values),
-                                (self.metric_target, shown.targets, before.targets),
-                                (self.min_replicas, shown.bounds[:1], before.bounds[:1]),
-                                (self.max_replicas, shown.bounds[1:], before.bounds[1:])):  # fmt: skip
+        for (gauge, now), (_, was) in zip(self._gauge_series(shown), self._gauge_series(before), strict=True):
             for labels, _ in was:
                 if labels not in dict(now):
                     _remove(gauge, *labels)
             for labels, number in now:
                 gauge.labels(*labels).set(number)
 
+    def _gauge_series(self, shown: _MetricGauges) -> tuple[tuple[Gauge, Series], ...]:
+        return ((self.metric_value, shown.values), (self.metric_target, shown.targets),
+                (self.min_replicas, shown.bounds[:1]), (self.max_replicas, shown.bounds[1:2]),
+                (self.paused, shown.bounds[2:]))  # fmt: skip
+
     def forget_object(self, key: ObjectKey) -> None:
+        self._forget_numbers(key)
+        for error in self._errors.pop(key, ()):
+            _remove(self.object_errors, key.kind, key.namespace, key.name, error)
+
+    def _forget_numbers(self, key: ObjectKey) -> None:
+        """Every per-object series but the error counts."""
         self._shown.pop(key, None)
         self._lateness.pop(key, None)
         self._regular.pop(key, None)
         _remove(self.delay_ratio, key.kind, key.namespace, key.name)
         shown = self._metrics_shown.pop(key, None)
         if shown is not None:
-            for gauge, series in ((self.metric_value, shown.values), (self.metric_target, shown.targets),
-                                  (self.min_replicas, shown.bounds[:1]), (self.max_replicas, shown.bounds[1:])):
+            for gauge, series in self._gauge_series(shown):
                 for labels, _ in series:
                     _remove(gauge, *labels)
         for gauge in (self.desired, self.current):
@@ -263,7 +281,7 @@ class ControllerTelemetry:
         if leading:
             self.leader_transitions.inc()
         else:
-            for key in {*self._shown, *self._metrics_shown, *self._regular}:
+            for key in {*self._shown, *self._metrics_shown, *self._regular, *self._errors}:
                 self.forget_object(key)
         self.leader.set(1 if leading else 0)
         if self.master_status is not None:
@@ -280,7 +298,7 @@ Series = tuple[tuple[tuple[str, ...], float], ...]  # (label values, number) per
 class _MetricGauges:
     values: Series = ()
     targets: Series = ()
-    bounds: Series = ()  # (min series, max series)
+    bounds: Series = ()  # (min, max, paused) series
 
 
 def _metric_gauges(key: ObjectKey, report: SyncReport) -> _MetricGauges:
@@ -301,7 +319,8 @@ def _metric_gauges(key: ObjectKey, report: SyncReport) -> _MetricGauges:
         current = _in_unit(status, target.type) if status is not None else None
         if current is not None:
             values.append((labels, current))
-    bounds = ((obj, float(spec.min_replicas)), (obj, float(spec.max_replicas)))
+    paused = 1.0 if report.autoscaler.paused else 0.0
+    bounds = ((obj, float(spec.min_replicas)), (obj, float(spec.max_replicas)), (obj, paused))
     return _MetricGauges(values=tuple(values), targets=tuple(targets), bounds=bounds)
 
 
@@ -337,7 +356,7 @@ def _error(outcome: SyncOutcome) -> str:
     return "none"
 
 
-def _remove(gauge: Gauge, *labels: str) -> None:
+def _remove(gauge: Gauge | Counter, *labels: str) -> None:
     try:
         gauge.remove(*labels)
     except KeyError:

@@ -49,6 +49,7 @@ def test_upstream_labels_value_next_to_target_and_no_series_after_delete(control
     assert value(ctl, P + "metric_value", metric) == 35.0, "35 over the 1 pod the sync saw"
     assert (value(ctl, P + "min_replicas", mine), value(ctl, P + "max_replicas", mine)) == (1.0, 10.0)
     assert value(ctl, P + "desired_replicas", mine) == 4.0
+    assert any(n == P + "paused" and {("namespace", ns), ("name", "web")} <= lb for n, lb in ctl.metrics())
     assert value(ctl, "leader_election_master_status", {"name": "prom-autoscaler-controller"}) == 1.0
     assert value(ctl, "workqueue_adds_total", {"name": "promautoscaler"}) >= 1
     assert value(ctl, "workqueue_work_duration_seconds_count", {"name": "promautoscaler"}) >= 1

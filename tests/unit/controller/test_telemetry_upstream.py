@@ -251,3 +251,26 @@ async def test_delay_ratio_per_autoscaler_as_kep_6003_proposes() -> None:
     assert labelled(telemetry, name, "name") == {("web",): 1.0}
     telemetry.forget_object(KEY)
     assert samples(telemetry, name) == {}
+
+
+async def test_per_autoscaler_errors_and_paused_as_keda_shows_per_scaled_object() -> None:
+    """KEDA's keda_scaled_object_errors_total and keda_scaled_object_paused, per autoscaler: which
+    one fails (the reconciliations counter only says that some do), kept across an invalid spec
+    (its syncs are errors too), gone with the object."""
+    w, telemetry = World(), ControllerTelemetry()
+    errors, paused = P + "autoscaler_errors_total", P + "paused"
+    w.observe(30_000)
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert labelled(telemetry, errors, "name", "error") == {}
+    assert samples(telemetry, paused) == {frozenset({("kind", "PromAutoscaler"), ("namespace", NS),
+                                                     ("name", "web")}): 0.0}
+    w.metrics.forget(NS, w.query())
+    telemetry.observe_sync(await w.sync(), 0.01)
+    telemetry.observe_sync(await invalid_spec(w), 0.01)
+    assert labelled(telemetry, errors, "name", "error") == {("web", "internal"): 1.0, ("web", "spec"): 1.0}
+    w.obj_json = pas_json(extra={"paused": True}, generation=2)
+    w.observe(30_000)
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert labelled(telemetry, paused, "name") == {("web",): 1.0}
+    telemetry.forget_object(KEY)
+    assert samples(telemetry, errors) == {} and samples(telemetry, paused) == {}
