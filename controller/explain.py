@@ -247,8 +247,11 @@ def _problem(status: int, body: Any, token: str | None) -> str:
         return f"{message} ({'the token was not accepted' if token else 'no bearer token'}: give --token, " \
                "e.g. $(kubectl create token SERVICEACCOUNT), or a kubeconfig whose user has a token)"
     if status == 404:
-        return (f"{message} (the controller decides a native HPA only with --preview-native-hpas, an object "
-                "only in its --watch-namespace, a new one at its first sync; a deleted object is forgotten)")
+        return (f"{message} (only the leading replica decides: a standby answers 404 too, so port-forward to "
+                "the pod named in kubectl get lease -n NAMESPACE prom-autoscaler-controller -o "
+                "jsonpath='{.spec.holderIdentity}' (before the '_'); the controller decides a native HPA only "
+                "with --preview-native-hpas, an object only in its --watch-namespace, a new one at its first "
+                "sync; a deleted object is forgotten)")
     if status == 403:
         return f"{message} (grant get on the nonResourceURL /debug/decisions/*, e.g. the chart's " \
                "<release>-controller-metrics-reader ClusterRole)"

@@ -145,3 +145,22 @@ def test_a_previewed_hpa_whose_metric_cannot_be_read_claims_no_count(controller_
     assert "no-such-queue" in text and "Error: " in text, text
     assert "(we decided no count to compare)" in text, text
     assert writes(ctl) == [] and controller_events(controller_stack, ns) == []
+
+
+@pytest.mark.timeout(90)
+def test_explain_hpa_on_a_standby_replica_says_to_ask_the_leader(controller_stack: ControllerStack,
+                                                                 ns: str) -> None:
+    """`kubectl port-forward svc/...` reaches either of the chart's two replicas; a standby decides nothing."""
+    controller_stack.set_queue(ns, "orders", 35)
+    controller_stack.apply(deployment(ns, "web", replicas=1), _hpa(ns))
+    controller_stack.wait_external(ns, "orders", 35)
+    first = controller_stack.controller(ns, *FAST_FLAGS, "--preview-native-hpas", name="a")
+    wait_until(lambda: _hpa_explain(controller_stack, first, ns).returncode == 0, timeout=5 * SYNC, interval=0.5,
+               what="the leader's decision document")
+    standby = controller_stack.controller(ns, *FAST_FLAGS, "--preview-native-hpas", name="b")
+    assert standby.metric("prom_autoscaler_controller_leader") == 0
+    asked = _hpa_explain(controller_stack, standby, ns)
+    assert asked.returncode == 1 and "HTTP 404" in asked.stderr, asked.stderr
+    assert "only the leading replica decides" in asked.stderr, asked.stderr
+    assert "kubectl get lease -n NAMESPACE prom-autoscaler-controller" in asked.stderr, asked.stderr
+    assert writes(first) == [] and writes(standby) == []
