@@ -25,7 +25,7 @@ from controller.kube.last_decision import last_decision
 from controller.kube.objects import HPA_KIND, KIND, Mode
 from controller.kube.ports import ObjectKey
 from kubecommon.kubetime import format_time
-from controller.reconcile_state import SyncReport
+from controller.reconcile_state import CONFLICTING_AUTOSCALER, SyncReport
 
 __all__ = ["decision_document", "decision_lookup", "resolve_kind"]
 
@@ -44,10 +44,11 @@ def decision_document(report: SyncReport) -> dict[str, Any]:
     """The last decision of one object, JSON-ready, with its whole trace and explanation."""
     obj, d = report.autoscaler, report.decision
     preview = obj.mode is Mode.PREVIEW or obj.key.kind != KIND
+    held = any(c.reason == CONFLICTING_AUTOSCALER and not c.status for c in report.extra_conditions)
     doc: dict[str, Any] = {
         "kind": obj.key.kind, "namespace": obj.key.namespace, "name": obj.key.name,
         "target": {"apiVersion": obj.target.api_version, "kind": obj.target.kind, "name": obj.target.name},
-        "mode": str(obj.mode), "paused": obj.paused, "writesScale": obj.writes_scale and not preview,
+        "mode": str(obj.mode), "paused": obj.paused, "writesScale": obj.writes_scale and not preview and not held,
         "minReplicas": obj.spec.min_replicas, "maxReplicas": obj.spec.max_replicas,
         "lastDecision": last_decision(d, obj.spec.metrics, now=report.now, paused=obj.paused, preview=preview,
                                       bounded=False),

@@ -139,3 +139,14 @@ async def test_an_hpa_deleted_while_its_preview_sync_runs_leaves_no_decision_beh
     await loop.sync(key)
     assert lookup("hpa", NS, NAME) is None, "a deleted HPA's last decision is still served"
     assert w.reconciler.reports() == [], "a deleted HPA's history is kept (and reused if it comes back)"
+
+
+@pytest.mark.parametrize(("conflict", "writes"), [(None, True), ("HorizontalPodAutoscaler shop/web", False)],
+                         ids=["alone", "held-by-its-hpa"])
+async def test_the_decision_document_says_whether_scale_is_written(conflict: str | None, writes: bool) -> None:
+    w = World(obj_json=pas_json())
+    w.observe(80_000)
+    out = await w.sync(conflict=conflict)
+    assert out.report is not None
+    assert decision_document(out.report)["writesScale"] is writes
+    assert bool(w.scale.updates) is writes
