@@ -23,6 +23,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -236,7 +237,17 @@ async def _from_controller(access: ControllerAccess, kind: str, namespace: str, 
                 if resp.status != 200:
                     raise ExplainError(f"{target}: HTTP {resp.status}: {_problem(resp.status, body, token)}")
                 return dict(body)
-    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, OSError) as err:
+    except aiohttp.ClientConnectorCertificateError as err:
+        raise ExplainError(f"{access.url}'s certificate was not accepted: {err.certificate_error} (the "
+                           "controller's default certificate is self-signed: give --certificate-authority FILE "
+                           "or --insecure-skip-tls-verify)") from None
+    except aiohttp.ClientConnectorError as err:
+        raise ExplainError(f"cannot connect to {access.url}: {err.os_error.strerror or err.os_error} (is the "
+                           "controller's metrics port reachable there? e.g. kubectl -n NAMESPACE port-forward "
+                           "pod/POD 8080, then --controller-url https://127.0.0.1:8080)") from None
+    except asyncio.TimeoutError:
+        raise ExplainError(f"{target} did not answer within 10s") from None
+    except (aiohttp.ClientError, ValueError, OSError) as err:
         raise ExplainError(f"cannot read {target}: {err}") from None
 
 
@@ -278,12 +289,23 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _http_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text)
+        return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port that is not a number
+        return False
+
+
 def main(argv: Sequence[str]) -> int:
     parser = _parser()
     args = parser.parse_args(list(argv))
     namespace, _, name = str(args.object).partition("/")
     if not namespace or not name:
         parser.error(f"object {args.object!r}: expected NAMESPACE/NAME")
+    if args.controller_url and not _http_url(args.controller_url):
+        parser.error(f"--controller-url must be an http(s) URL with a host, e.g. https://127.0.0.1:8080 "
+                     f"(got {args.controller_url!r})")
     if args.hpa and not args.controller_url:
         parser.error("--hpa reads the controller's /debug/decisions endpoint: give --controller-url")
     kind = "hpa" if args.hpa else "pas"

@@ -88,6 +88,9 @@ def test_explain_hpa_says_why_the_controller_has_no_decision(controller_stack: C
     assert unpreviewed.returncode == 1 and "HTTP 404" in unpreviewed.stderr, unpreviewed.stderr
     assert "--preview-native-hpas" in unpreviewed.stderr and "--watch-namespace" in unpreviewed.stderr, \
         unpreviewed.stderr
+    unverified = _explain("--hpa", f"{ns}/web", f"--controller-url={ctl.url}", f"--token={controller_stack.token}")
+    assert unverified.returncode == 1 and "certificate was not accepted" in unverified.stderr, unverified.stderr
+    assert "--insecure-skip-tls-verify" in unverified.stderr, unverified.stderr
     assert writes(ctl) == []
 
 

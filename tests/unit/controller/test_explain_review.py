@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from controller.algorithm.spec import FetchFailure
-from controller.explain import no_decision_message, render, status_document
+from controller.explain import main, no_decision_message, render, status_document
 from controller.preview import decision_document
 
 from .world import World, external, pas_json
@@ -89,3 +89,20 @@ async def test_a_promautoscaler_held_by_a_conflicting_hpa_is_explained_as_not_ap
         text = render(doc, title="PromAutoscaler shop/web")
         assert "Not applied: another autoscaler targets the same workload (HorizontalPodAutoscaler shop/web " \
                "also targets Deployment/web); /scale was left alone" in text, text
+
+
+@pytest.mark.parametrize("url", ["localhost:8080", "127.0.0.1:8080", "https://", "ftp://127.0.0.1:8080"],
+                         ids=["no-scheme", "ip-no-scheme", "no-host", "other-scheme"])
+def test_a_controller_url_that_is_not_an_http_url_is_a_usage_error(url: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--hpa", "shop/web", f"--controller-url={url}"])
+    assert exited.value.code == 2
+    assert "--controller-url must be an http(s) URL with a host, e.g. https://127.0.0.1:8080" in capsys.readouterr().err
+
+
+def test_a_controller_nobody_listens_for_says_what_to_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--hpa", "shop/web", "--controller-url=https://127.0.0.1:1", "--token=t"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot connect to https://127.0.0.1:1" in err and "port-forward" in err, err
+    assert "SSLContext object" not in err, err
