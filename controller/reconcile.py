@@ -226,8 +226,7 @@ class Reconciler:
         if history is not None and state.fresh_restore:
             history = with_initial_recommendation(history, scale.spec_replicas, now)
         if obj.key.kind != KIND:  # a native HPA: the built-in controller's rescales count for its policies
-            history = with_builtin_rescale(history, state.last_report, last_scale_time=obj.status.last_scale_time,
-                                           replicas=scale.spec_replicas)  # fmt: skip
+            history = with_builtin_rescale(history, state.last_report, obj.status)
         target = ScaleTarget(spec_replicas=scale.spec_replicas, status_replicas=scale.status_replicas)
         pods, problem = self._select_pods(ns, scale.selector)
         if problem is None:

@@ -26,6 +26,7 @@ from typing import Any
 from controller.algorithm.behavior import Recommendation, ScaleHistory, record_scale
 from controller.algorithm.conditions import Event, Reason
 from controller.algorithm.decision import Decision
+from controller.algorithm.spec import HpaStatus
 from controller.kube.objects import Autoscaler
 from controller.kube.status import PAUSED_CONDITION
 from kubecommon.kubetime import format_time
@@ -130,16 +131,20 @@ def with_initial_recommendation(history: ScaleHistory, current: int, now: float)
     return history.with_recommendations((*history.recommendations, Recommendation(replicas=current, timestamp=now)))
 
 
-def with_builtin_rescale(history: ScaleHistory | None, previous: SyncReport | None, *,
-                         last_scale_time: float | None, replicas: int) -> ScaleHistory | None:
+def with_builtin_rescale(history: ScaleHistory | None, previous: SyncReport | None,
+                         status: HpaStatus) -> ScaleHistory | None:
     """A previewed native HPA: the built-in controller's own rescale since our last sync (a new
     `status.lastScaleTime`), recorded as upstream's storeScaleEvent recorded it, so the HPA's
-    scale-up/down policies count the same events in the shadow decision as in the real one."""
-    if history is None or previous is None or last_scale_time is None \
-            or last_scale_time == previous.autoscaler.status.last_scale_time:
+    scale-up/down policies count the same events in the shadow decision as in the real one. The
+    change is read from the HPA's own `status.desiredReplicas` before and after (upstream sets it to
+    the current count when it does not rescale), not from the target, whose watch cache may show
+    the new count a sync before or after the HPA's status."""
+    if history is None or previous is None or status.last_scale_time is None \
+            or status.last_scale_time == previous.autoscaler.status.last_scale_time:
         return history
     return record_scale(history, behavior=previous.decision.effective_behavior,
-                        previous=previous.decision.current_replicas, new=replicas, now=last_scale_time)
+                        previous=previous.autoscaler.status.desired_replicas, new=status.desired_replicas,
+                        now=status.last_scale_time)
 
 
 def restorable(saved: ScaleHistory | None, current: ScaleHistory, replicas: int) -> bool:

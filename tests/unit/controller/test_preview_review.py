@@ -150,3 +150,20 @@ async def test_the_decision_document_says_whether_scale_is_written(conflict: str
     assert out.report is not None
     assert decision_document(out.report)["writesScale"] is writes
     assert bool(w.scale.updates) is writes
+
+
+async def test_the_hpas_rescale_counts_when_its_status_arrives_a_sync_after_the_new_replicas() -> None:
+    """The Deployment's and the HPA's watch caches update independently: the scaled target can be
+    seen one sync before the HPA status that says the HPA scaled it."""
+    w = World(obj_json=_hpa(behavior=UP_ONE_POD_PER_MINUTE, replicas=3))
+    w.observe(80_000)
+    await w.sync()
+    rescaled_at = w.now + 2
+    w.set_replicas(4)  # the target already at 4, the HPA's status not yet seen
+    w.now += 15
+    await w.sync()
+    w.obj_json = _hpa(behavior=UP_ONE_POD_PER_MINUTE, replicas=4, last_scale=rescaled_at)
+    w.now += 15
+    third = await w.sync()
+    assert third.report is not None
+    assert third.report.decision.desired_replicas == 4, third.report.decision.explain()
