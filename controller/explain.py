@@ -5,10 +5,14 @@ Reads the PromAutoscaler's `status.lastDecision` through the API server (or, wit
 previewed native HPAs and carries the full trace; over HTTPS with `--token` or the kubeconfig
 user's token, which the controller checks with the API server) and prints what a person needs in ten seconds:
 the outcome, each metric's value against its target and what it proposed, every step that
-changed the number and why the final count is what it is. `-o json` prints the document as read.
+changed the number and why the final count is what it is; for a previewed HPA, its own
+`status.desiredReplicas` next to ours; a sync that decided no count (metrics or /scale unreadable)
+says so, and a conflicting autoscaler that kept a decision from being applied is named.
+`-o json` prints the document as read.
 
-Exit status: 0 printed; 1 the object or its decision could not be read (the message says why);
-2 usage errors.
+Exit status: 0 printed; 1 the object or its decision could not be read (the message says why and
+what to check: not found, RBAC, not synced, a standby replica, the controller unreachable or its
+certificate refused); 2 usage errors (also a --controller-url that is not an http(s) URL).
 
 Non-goals: deciding or recomputing anything; writing anything.
 """
