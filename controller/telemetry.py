@@ -146,7 +146,7 @@ class ControllerTelemetry:
                                    registry=r)  # fmt: skip
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # (id(metric), labels) -> child
         # per object: (desired, current, native HPA desired) last set on the per-object gauges
-        self._shown: dict[ObjectKey, tuple[int, int, int | None]] = {}
+        self._shown: dict[ObjectKey, tuple[int | None, int, int | None]] = {}
         # per object: the label values and numbers last set on the per-metric gauges and bounds
         self._metrics_shown: dict[ObjectKey, _MetricGauges] = {}
         self._errors: dict[ObjectKey, set[str]] = {}  # per object: the error labels counted
@@ -194,14 +194,16 @@ class ControllerTelemetry:
         self._show_metrics(key, report)
         self._show_delay_ratio(key, report, failed=outcome.failed)
         hpa = report.autoscaler.status.desired_replicas if kind != "PromAutoscaler" else None
-        shown = (d.desired_replicas, d.current_replicas, hpa)
+        # a preview claims no count it could not decide (None: the series is withdrawn)
+        ours = None if hpa is not None and d.outcome in _UNDECIDED else d.desired_replicas
+        shown = (ours, d.current_replicas, hpa)
         if self._shown.get(key) == shown:  # the per-object gauges already say so: skip 2-3 locked lookups
             return
         self._shown[key] = shown
-        if hpa is not None and d.outcome in _UNDECIDED:  # a preview claims no count it could not decide
+        if ours is None:
             _remove(self.desired, kind, key.namespace, key.name)
         else:
-            self.desired.labels(kind, key.namespace, key.name).set(d.desired_replicas)
+            self.desired.labels(kind, key.namespace, key.name).set(ours)
         self.current.labels(kind, key.namespace, key.name).set(d.current_replicas)
         if hpa is not None:
             self.hpa_desired.labels(key.namespace, key.name).set(hpa)

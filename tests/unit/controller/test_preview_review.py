@@ -167,3 +167,15 @@ async def test_the_hpas_rescale_counts_when_its_status_arrives_a_sync_after_the_
     third = await w.sync()
     assert third.report is not None
     assert third.report.decision.desired_replicas == 4, third.report.decision.explain()
+
+
+async def test_a_preview_that_stops_deciding_at_the_same_count_withdraws_its_count() -> None:
+    w = World(obj_json=_hpa(behavior=None, replicas=3))
+    telemetry = ControllerTelemetry()
+    w.observe(30_000)  # 3 wanted: the same count the blocked sync will show as current
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert "prom_autoscaler_controller_desired_replicas{" in telemetry.exposition().decode()
+    w.now += 15
+    w.answer(FetchFailure(message="no series for queue"))
+    telemetry.observe_sync(await w.sync(), 0.01)
+    assert "prom_autoscaler_controller_desired_replicas{" not in telemetry.exposition().decode()
