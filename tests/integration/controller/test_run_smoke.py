@@ -142,7 +142,8 @@ def test_controller_runs_against_the_standin(kube_standin: StandIn, standin_name
     explain = subprocess.run([sys.executable, "-m", "controller", "explain", f"{ns}/web", "--kubeconfig",
                               str(kube_standin.kubeconfig)], cwd=REPO, capture_output=True, text=True, timeout=30)
     assert explain.returncode == 0, explain.stderr
-    assert "queue_depth" in explain.stdout and "Why 2" in explain.stdout
+    assert "queue_depth" in explain.stdout and "Why no count" in explain.stdout
+    assert "no replica count decided; the target stays at 2" in explain.stdout  # blocked: nothing decided
 
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(15) == 0, "SIGTERM: drain, checkpoint, exit 0"
