@@ -17,6 +17,7 @@ import yaml
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError, load_kube_config
 from kubecommon.kube.errors import KubeAPIError
+from tests.fixtures.relay import relay
 
 from .test_exec_kubeconfig import exec_kubeconfig, trusting
 
@@ -48,18 +49,9 @@ class ConnectProxy:
         host, port = target.rsplit(":", 1)
         up_reader, up_writer = await asyncio.open_connection(host, int(port))
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        await relay((reader, writer), (up_reader, up_writer))
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    except ConnectionError:
-        pass
-    finally:
-        writer.close()
 
 
 @pytest.mark.integration

@@ -18,6 +18,7 @@ from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError, in_cluster_config, load_kube_config
 from kubecommon.kube.errors import KubeUnavailable
 from kubecommon.kube.proxy_env import proxy_from_environment
+from tests.fixtures.relay import relay
 
 PROXY = "http://proxy.corp:3128"
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
@@ -167,18 +168,9 @@ class ForwardingProxy:
         port = int(line.split(" ")[1].split("/")[2].rsplit(":", 1)[1])  # GET http://host:port/path HTTP/1.1
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
         up_writer.write(head)
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        await relay((reader, writer), (up_reader, up_writer))
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    except ConnectionError:
-        pass
-    finally:
-        writer.close()
 
 
 async def test_a_request_travels_through_the_proxy_the_environment_names(tmp_path, environment, server):
