@@ -141,6 +141,9 @@ def render(doc: Mapping[str, Any], *, title: str) -> str:
         lines.append(f"Error: {last['error']}")
     if last.get("truncated"):
         lines.append(f"Note: {last['truncated']}")
+    history = doc.get("history")
+    if isinstance(history, Mapping) and history.get("note"):
+        lines.append(f"Note: {history['note']}")
     return "\n".join(lines)
 
 

@@ -13,6 +13,12 @@ The document's `lastDecision` has exactly the shape of a PromAutoscaler's `statu
 (built by `controller.kube.last_decision`), so `explain` renders both the same way, but is never
 cut to the status copy's size: it lists every metric and step the decision used.
 
+A previewed HPA's history starts at its first sync in this process (after a restart or a new
+leader) as upstream's does after its own restart: one recommendation of the current count, no
+scale events; nothing of the HPA's status is read into it (status keeps only the last rescale's
+time, and its counts are overwritten at the HPA's next sync). Until the longest of the HPA's
+windows and policy periods has passed, the document's `history` says so and until when.
+
 Non-goals: deciding (controller.reconcile), serving HTTP (controller.telemetry). Pure: no I/O.
 """
 
@@ -61,7 +67,22 @@ def decision_document(report: SyncReport) -> dict[str, Any]:
     }  # fmt: skip
     if obj.key.kind == HPA_KIND:
         doc["hpaDesiredReplicas"] = obj.status.desired_replicas
+        history = _history(report)
+        if history is not None:
+            doc["history"] = history
     return doc
+
+
+def _history(report: SyncReport) -> dict[str, str] | None:
+    """While the shadow history is younger than the HPA's windows: since when, until when, and
+    what that means. Upstream restarts the same way (one recommendation of the current count, no
+    scale events), but the built-in controller did not restart with us: its history is older."""
+    since, until = report.history_since, report.history_until
+    if since is None or until is None or report.now >= until:
+        return None
+    note = (f"history since {format_time(since)}: decisions inside the stabilization window may differ "
+            f"from the built-in controller's until {format_time(until)}")
+    return {"since": format_time(since), "until": format_time(until), "note": note}
 
 
 def _time(epoch: float | None) -> str | None:

@@ -46,8 +46,8 @@ from controller.kube.last_decision import limiting_reason
 from controller.kube.status import StatusDraft, invalid_spec_status, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
-                                        paused_in_status, restorable, unrepeated, with_builtin_rescale,
-                                        with_initial_recommendation)  # fmt: skip
+                                        paused_in_status, restorable, shadow_history_until, unrepeated,
+                                        with_builtin_rescale, with_initial_recommendation)  # fmt: skip
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.selectors import SelectorError
 
@@ -149,11 +149,16 @@ class Reconciler:
         if scale_write is WriteResult.SKIPPED_NOT_LEADER:
             return SyncOutcome(key=obj.key, result=Result.NOT_LEADER, scale_write=scale_write)
         state.history = decision.history
+        if shadow and state.history_since is None and decision.history is not None:
+            state.history_since = self._clock()  # the preview's history starts now, the HPA's did not
         if read.scale is not None:  # the initial-recommendation rule needed the current count
             state.fresh_restore = False
         report = SyncReport(autoscaler=obj, decision=decision, extra_conditions=extra,
                             limiting_reason=limiting_reason(decision, paused=obj.paused),
-                            now=self._clock())  # fmt: skip
+                            now=self._clock(), history_since=state.history_since,
+                            history_until=None if state.history_since is None else shadow_history_until(
+                                state.history_since, obj.spec.behavior,
+                                downscale_stabilization=self._config.downscale_stabilization))  # fmt: skip
         state.last_report = report
         result = hold or _result(decision)
         if shadow:

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from controller.algorithm.behavior import Recommendation, ScaleHistory, record_scale
+from controller.algorithm.behavior import (Behavior, Recommendation, ScaleHistory, effective_behavior, longest_period,
+                                          record_scale)
 from controller.algorithm.conditions import Event, Reason
 from controller.algorithm.decision import Decision
 from controller.algorithm.spec import HpaStatus
@@ -32,7 +33,8 @@ from controller.kube.status import PAUSED_CONDITION
 from kubecommon.kubetime import format_time
 
 __all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "overlay_conditions",
-           "paused_in_status", "restorable", "unrepeated", "with_builtin_rescale", "with_initial_recommendation"]
+           "paused_in_status", "restorable", "shadow_history_until", "unrepeated", "with_builtin_rescale",
+           "with_initial_recommendation"]
 
 PREVIEW = "Preview"
 PREVIEW_MODE = "PreviewMode"
@@ -80,6 +82,10 @@ class SyncReport:
     extra_conditions: tuple[ExtraCondition, ...]
     limiting_reason: str
     now: float
+    # A previewed HPA: its shadow history started at `history_since` (first sync in this process)
+    # and holds all the built-in controller's could by `history_until` (see `shadow_history_until`).
+    history_since: float | None = None
+    history_until: float | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -93,6 +99,7 @@ class ObjectState:
     status_error: str = ""
     last_report: SyncReport | None = None
     announced: dict[tuple[str, str, str], float] = field(default_factory=dict)  # event -> when last emitted
+    history_since: float | None = None  # a previewed HPA: when its shadow history started
 
 
 def unrepeated(state: ObjectState, events: tuple[Event, ...], *, now: float, within: float) -> tuple[Event, ...]:
@@ -145,6 +152,19 @@ def with_builtin_rescale(history: ScaleHistory | None, previous: SyncReport | No
     return record_scale(history, behavior=previous.decision.effective_behavior,
                         previous=previous.autoscaler.status.desired_replicas, new=status.desired_replicas,
                         now=status.last_scale_time)
+
+
+def shadow_history_until(since: float, behavior: Behavior | None, *, downscale_stabilization: float) -> float:
+    """When a shadow history started at `since` (`behavior` as in the spec) holds all the built-in
+    controller's can matter: upstream keeps recommendations for the longest stabilization window
+    (without a behavior, the controller's downscale window) and scale events for the longest policy
+    period. Before that our decision may differ from the HPA's, whose history did not restart."""
+    if behavior is None:
+        return since + downscale_stabilization
+    effective = effective_behavior(behavior, downscale_stabilization=int(downscale_stabilization))
+    rules = (effective.scale_up, effective.scale_down)
+    windows = [r.stabilization_window_seconds or 0 for r in rules if r is not None]
+    return since + max(0, *windows, *(longest_period(r) for r in rules))
 
 
 def restorable(saved: ScaleHistory | None, current: ScaleHistory, replicas: int) -> bool:
