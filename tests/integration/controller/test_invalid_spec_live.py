@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 import pytest
 import yaml
 
+from hack.stack.controller_stack import wait_until
 from hack.stack.processes import free_port
 from tests.fixtures.standin import StandIn, start_standin
 from tests.integration.standin.manifests import deployment
@@ -43,13 +44,7 @@ MESSAGE = "spec.maxReplicas: Invalid value: 5: must be greater than or equal to 
 
 
 def _eventually(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_until(check, timeout=timeout, what=what)
 
 
 def _without_rules(node: Any) -> Any:

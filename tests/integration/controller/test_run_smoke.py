@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from hack.stack.controller_stack import wait_until
 from hack.stack.processes import free_port
 from kubecommon import tls
 from kubecommon.tls import client_ssl_context
@@ -37,13 +37,7 @@ _UNVERIFIED = client_ssl_context(insecure=True)
 
 
 def _eventually(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_until(check, timeout=timeout, what=what)
 
 
 def _get(port: int, path: str, token: str = "") -> tuple[int, str]:
