@@ -254,7 +254,10 @@ async def test_memory_does_not_grow_with_namespaces_that_hold_nothing(api, churn
         await churn(api, cache, "first")  # tables grow to their working size once
         before = cache_bytes(cache_module.__file__)
         await churn(api, cache, "second")  # other names: nothing more is kept for them
-        assert cache_bytes(cache_module.__file__) - before < 4_000
+        # a leak per name would be >= 30 kB here (~150 bytes x 200 emptied namespaces, ~90 x 3,000
+        # names asked); a few kB come and go with the watch (one retained error and its traceback
+        # on a loaded machine), so the bound sits between the two
+        assert cache_bytes(cache_module.__file__) - before < 12_000
         assert [p.name for p in cache.list("shop")] == ["web-0"]
     finally:
         tracemalloc.stop()
