@@ -13,7 +13,6 @@ test_chart_controller_standin, which scrapes both.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ import pytest
 import yaml
 
 from tests.integration.chart.conftest import FULLNAME, NAMESPACE, Rendered
+from tests.integration.chart.promtool import assert_alert_fires, promtool, rule_groups
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -31,13 +31,6 @@ MONITORING = {"serviceMonitor": {"enabled": True, "labels": {"release": "kube-pr
               "prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus"}}}
 NS = f'namespace="{NAMESPACE}"'
 OTHER_NS = 'namespace="elsewhere"'
-
-
-def _promtool() -> str:
-    binary = shutil.which("promtool")
-    if binary is None:
-        pytest.fail("promtool not found: install Prometheus (Debian: apt-get install prometheus)")
-    return binary
 
 
 def test_service_monitors_select_each_components_service(quick_render: Callable[..., Rendered]) -> None:
@@ -91,19 +84,14 @@ def test_monitoring_objects_follow_the_switches(quick_render: Callable[..., Rend
     assert bool(rendered.all("PrometheusRule")) is bool(monitors)
 
 
-def _rule_groups(rendered: Rendered) -> list[dict[str, Any]]:
-    groups: list[dict[str, Any]] = rendered.one("PrometheusRule", FULLNAME)["spec"]["groups"]
-    return groups
-
-
 def _alerts(rendered: Rendered) -> set[str]:
-    return {rule["alert"] for group in _rule_groups(rendered) for rule in group["rules"]}
+    return {rule["alert"] for group in rule_groups(rendered) for rule in group["rules"]}
 
 
 def test_rules_pass_promtool_check(quick_render: Callable[..., Rendered], tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump({"groups": _rule_groups(quick_render(MONITORING))}))
-    result = subprocess.run([_promtool(), "check", "rules", str(rules)], capture_output=True, text=True,
+    rules.write_text(yaml.safe_dump({"groups": rule_groups(quick_render(MONITORING))}))
+    result = subprocess.run([promtool(), "check", "rules", str(rules)], capture_output=True, text=True,
                             timeout=30, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -192,16 +180,5 @@ ALERT_CASES = [
 def test_alert_fires_only_on_trouble(quick_render: Callable[..., Rendered], tmp_path: Path, alert: str,
                                      series: list[dict[str, str]], minutes: int,
                                      expected: list[dict[str, str]]) -> None:
-    # promtool compares annotations too; they are checked by `promtool check rules` above.
-    groups = [{"name": g["name"], "rules": [{k: v for k, v in r.items() if k != "annotations"} for r in g["rules"]]}
-              for g in _rule_groups(quick_render(MONITORING))]
-    assert alert in {r["alert"] for g in groups for r in g["rules"]}
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}))
-    test = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m",
-            "tests": [{"interval": "1m", "input_series": series,
-                       "alert_rule_test": [{"eval_time": f"{minutes}m", "alertname": alert,
-                                            "exp_alerts": [{"exp_labels": labels} for labels in expected]}]}]}
-    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test))
-    result = subprocess.run([_promtool(), "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=30, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_alert_fires(quick_render(MONITORING), tmp_path, alert=alert, series=series, minutes=minutes,
+                       expected=expected)

@@ -17,16 +17,13 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
-from tests.integration.chart.conftest import FULLNAME, NAMESPACE, Rendered
+from tests.integration.chart.conftest import NAMESPACE, Rendered
+from tests.integration.chart.promtool import assert_alert_fires, rule_groups
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -37,12 +34,6 @@ P = "prom_autoscaler_controller_"
 OBJ = 'kind="PromAutoscaler",name="web"'
 METRIC = (f'{OBJ},metric_index="0",metric_name="queue_messages_ready",metric_type="External",'
           'target_type="AverageValue"')
-
-
-def _groups(rendered: Rendered) -> list[dict[str, Any]]:
-    groups: list[dict[str, Any]] = rendered.one("PrometheusRule", FULLNAME)["spec"]["groups"]
-    return [{"name": g["name"], "rules": [{k: v for k, v in r.items() if k != "annotations"} for r in g["rules"]]}
-            for g in groups]
 
 
 def _series(name: str, labels: str, values: str, namespace: str = NS) -> dict[str, str]:
@@ -102,24 +93,13 @@ ALERT_CASES = [
 def test_alert_fires_only_on_trouble(quick_render: Callable[..., Rendered], tmp_path: Path, alert: str,
                                      series: list[dict[str, str]], minutes: int,
                                      expected: list[dict[str, str]]) -> None:
-    promtool = shutil.which("promtool")
-    assert promtool, "promtool not found: install Prometheus (Debian: apt-get install prometheus)"
-    groups = _groups(quick_render(MONITORING))
-    assert alert in {r["alert"] for g in groups for r in g["rules"]}
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}))
-    test = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m",
-            "tests": [{"interval": "1m", "input_series": series,
-                       "alert_rule_test": [{"eval_time": f"{minutes}m", "alertname": alert,
-                                            "exp_alerts": [{"exp_labels": labels} for labels in expected]}]}]}
-    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test))
-    result = subprocess.run([promtool, "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=30, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_alert_fires(quick_render(MONITORING), tmp_path, alert=alert, series=series, minutes=minutes,
+                       expected=expected)
 
 
 def test_new_alerts_can_be_disabled_by_name(quick_render: Callable[..., Rendered]) -> None:
     names = ["PromAutoscalerControllerDown", "PromAutoscalerMaxedOut", "PromAutoscalerMetricUnavailable"]
-    everything = {r["alert"] for g in _groups(quick_render(MONITORING)) for r in g["rules"]}
-    fewer = {r["alert"] for g in _groups(quick_render({**MONITORING, "prometheusRule": {
+    everything = {r["alert"] for g in rule_groups(quick_render(MONITORING)) for r in g["rules"]}
+    fewer = {r["alert"] for g in rule_groups(quick_render({**MONITORING, "prometheusRule": {
         "enabled": True, "disabled": names}})) for r in g["rules"]}
     assert everything - fewer == set(names)
