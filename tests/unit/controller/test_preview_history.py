@@ -16,21 +16,12 @@ from controller.explain import render
 from controller.preview import decision_document
 from kubecommon.kubetime import format_time
 
-from .world import START, World, pas_json
+from .world import START, World, hpa_json, pas_json
 
 DOWN_60_UP_PERIOD_120 = {
     "scaleDown": {"stabilizationWindowSeconds": 60},
     "scaleUp": {"stabilizationWindowSeconds": 0, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 120}]},
 }
-
-
-def _hpa(*, behavior: dict[str, Any] | None, replicas: int, last_scale: float | None = None) -> dict[str, Any]:
-    hpa = pas_json(behavior=behavior)
-    hpa["apiVersion"], hpa["kind"] = "autoscaling/v2", "HorizontalPodAutoscaler"
-    hpa["status"] = {"currentReplicas": replicas, "desiredReplicas": replicas}
-    if last_scale is not None:
-        hpa["status"]["lastScaleTime"] = format_time(last_scale)
-    return hpa
 
 
 def _note(since: float, until: float) -> str:
@@ -46,7 +37,7 @@ def _note(since: float, until: float) -> str:
 )
 async def test_a_fresh_preview_says_until_when_it_may_differ_from_the_builtin_controller(
         behavior: dict[str, Any] | None, window: int) -> None:
-    w = World(obj_json=_hpa(behavior=behavior, replicas=6, last_scale=START - 30))
+    w = World(obj_json=hpa_json(behavior=behavior, replicas=6, last_scale=START - 30))
     w.set_replicas(6)
     w.observe(60_000)
     first = await w.sync()
@@ -67,7 +58,7 @@ async def test_a_fresh_preview_says_until_when_it_may_differ_from_the_builtin_co
 async def test_a_restart_holds_scale_down_as_upstream_does_after_its_own_restart() -> None:
     """The HPA at 6 while 2 are wanted: the first sync after our restart keeps 6 for the window
     (the current count is a recommendation now), and the note starts again from the restart."""
-    w = World(obj_json=_hpa(behavior=None, replicas=6, last_scale=START - 600))
+    w = World(obj_json=hpa_json(behavior=None, replicas=6, last_scale=START - 600))
     w.set_replicas(6)
     w.observe(20_000)  # 20 against an average of 10: 2 replicas wanted
     await w.sync()

@@ -22,27 +22,17 @@ from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from controller.telemetry import ControllerTelemetry
 from kubecommon.kube.objects import from_api
-from kubecommon.kubetime import format_time
 
-from .world import NAME, NS, World, pas_json
+from .world import NAME, NS, World, hpa_json, pas_json
 
 UP_ONE_POD_PER_MINUTE = {"scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
                                      "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}
 
 
-def _hpa(*, behavior: dict[str, Any] | None, replicas: int, last_scale: float | None = None) -> dict[str, Any]:
-    hpa = pas_json(behavior=behavior)
-    hpa["apiVersion"], hpa["kind"] = "autoscaling/v2", "HorizontalPodAutoscaler"
-    hpa["status"] = {"currentReplicas": replicas, "desiredReplicas": replicas}
-    if last_scale is not None:
-        hpa["status"]["lastScaleTime"] = format_time(last_scale)
-    return hpa
-
-
 def _builtin_rescaled(w: World, replicas: int, at: float) -> None:
     """What the built-in HPA controller leaves behind after its own rescale at `at`."""
     w.set_replicas(replicas)
-    w.obj_json = _hpa(behavior=w.obj_json["spec"].get("behavior"), replicas=replicas, last_scale=at)
+    w.obj_json = hpa_json(behavior=w.obj_json["spec"].get("behavior"), replicas=replicas, last_scale=at)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +44,7 @@ def _builtin_rescaled(w: World, replicas: int, at: float) -> None:
 )
 async def test_preview_counts_the_hpas_own_rescales_against_its_policies(
         behavior: dict[str, Any] | None, builtin_scales_to: int | None, expected: int) -> None:
-    w = World(obj_json=_hpa(behavior=behavior, replicas=3))
+    w = World(obj_json=hpa_json(behavior=behavior, replicas=3))
     w.observe(80_000)  # 80 against an average of 10: 8 replicas wanted
     first = await w.sync()
     assert first.report is not None and first.report.decision.desired_replicas == (4 if behavior else 6)
@@ -68,7 +58,7 @@ async def test_preview_counts_the_hpas_own_rescales_against_its_policies(
 
 
 async def test_an_hpa_whose_metrics_cannot_be_read_publishes_no_desired_count() -> None:
-    w = World(obj_json=_hpa(behavior=None, replicas=3))
+    w = World(obj_json=hpa_json(behavior=None, replicas=3))
     w.answer(FetchFailure(message="no series for queue"))
     telemetry = ControllerTelemetry()
     out = await w.sync()
@@ -84,7 +74,7 @@ async def test_an_hpa_whose_metrics_cannot_be_read_publishes_no_desired_count() 
 
 
 async def test_a_preview_that_decides_again_publishes_its_count_again() -> None:
-    w = World(obj_json=_hpa(behavior=None, replicas=3))
+    w = World(obj_json=hpa_json(behavior=None, replicas=3))
     telemetry = ControllerTelemetry()
     w.answer(FetchFailure(message="no series for queue"))
     telemetry.observe_sync(await w.sync(), 0.01)
@@ -121,7 +111,7 @@ class _DeletedWhileFetching(FakeMetricsSource):
 
 async def test_an_hpa_deleted_while_its_preview_sync_runs_leaves_no_decision_behind() -> None:
     source = _DeletedWhileFetching()
-    w = World(obj_json=_hpa(behavior=None, replicas=3), metrics=source)
+    w = World(obj_json=hpa_json(behavior=None, replicas=3), metrics=source)
     assert w.reconciler is not None
     queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: 100.0))
     loop = AutoscalerLoop(w.reconciler, queue, clock=lambda: 100.0, observer=ControllerTelemetry(),
@@ -155,14 +145,14 @@ async def test_the_decision_document_says_whether_scale_is_written(conflict: str
 async def test_the_hpas_rescale_counts_when_its_status_arrives_a_sync_after_the_new_replicas() -> None:
     """The Deployment's and the HPA's watch caches update independently: the scaled target can be
     seen one sync before the HPA status that says the HPA scaled it."""
-    w = World(obj_json=_hpa(behavior=UP_ONE_POD_PER_MINUTE, replicas=3))
+    w = World(obj_json=hpa_json(behavior=UP_ONE_POD_PER_MINUTE, replicas=3))
     w.observe(80_000)
     await w.sync()
     rescaled_at = w.now + 2
     w.set_replicas(4)  # the target already at 4, the HPA's status not yet seen
     w.now += 15
     await w.sync()
-    w.obj_json = _hpa(behavior=UP_ONE_POD_PER_MINUTE, replicas=4, last_scale=rescaled_at)
+    w.obj_json = hpa_json(behavior=UP_ONE_POD_PER_MINUTE, replicas=4, last_scale=rescaled_at)
     w.now += 15
     third = await w.sync()
     assert third.report is not None
@@ -170,7 +160,7 @@ async def test_the_hpas_rescale_counts_when_its_status_arrives_a_sync_after_the_
 
 
 async def test_a_preview_that_stops_deciding_at_the_same_count_withdraws_its_count() -> None:
-    w = World(obj_json=_hpa(behavior=None, replicas=3))
+    w = World(obj_json=hpa_json(behavior=None, replicas=3))
     telemetry = ControllerTelemetry()
     w.observe(30_000)  # 3 wanted: the same count the blocked sync will show as current
     telemetry.observe_sync(await w.sync(), 0.01)

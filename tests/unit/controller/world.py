@@ -19,6 +19,7 @@ from controller.kube.ports import ObjectKey, TargetRef
 from controller.metrics.fake import FakeMetricsSource
 from controller.metrics.source import MetricQuery
 from controller.reconcile import Reconciler, SyncOutcome
+from kubecommon.kubetime import format_time
 
 NS, NAME = "shop", "web"
 TARGET = TargetRef(api_version="apps/v1", kind="Deployment", name="web")
@@ -43,6 +44,17 @@ def pas_json(*, metrics: list[dict[str, Any]] | None = None, min_replicas: int =
     return {"apiVersion": API_VERSION, "kind": KIND, "spec": spec,
             "metadata": {"name": NAME, "namespace": NS, "uid": "uid-web", "generation": generation,
                          "resourceVersion": "1"}}
+
+
+def hpa_json(*, behavior: dict[str, Any] | None, replicas: int, last_scale: float | None = None) -> dict[str, Any]:
+    """A native autoscaling/v2 HPA with the World's spec, as the built-in controller left its status
+    (`replicas` current and desired; `last_scale`: its last rescale)."""
+    hpa = pas_json(behavior=behavior)
+    hpa["apiVersion"], hpa["kind"] = "autoscaling/v2", "HorizontalPodAutoscaler"
+    hpa["status"] = {"currentReplicas": replicas, "desiredReplicas": replicas}
+    if last_scale is not None:
+        hpa["status"]["lastScaleTime"] = format_time(last_scale)
+    return hpa
 
 
 class LoopObserver:
