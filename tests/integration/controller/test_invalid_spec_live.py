@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ import pytest
 import yaml
 
 from hack.stack.controller_stack import wait_until
-from hack.stack.processes import free_port
+from hack.stack.processes import free_port, terminate
 from tests.fixtures.standin import StandIn, start_standin
 from tests.integration.standin.manifests import deployment
 from tests.paths import REPO
@@ -137,10 +136,6 @@ def test_a_stored_invalid_spec_is_shown_by_kubectl_and_cleared_by_a_fix(standin:
         assert after["lastDecision"]["limitingReason"] != "InvalidSpec"
         assert proc.poll() is None, "the controller exited"
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        terminate(proc)
         log.close()
         print((tmp_path / "controller.log").read_text()[-4000:])

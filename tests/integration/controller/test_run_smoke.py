@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from hack.stack.controller_stack import wait_until
-from hack.stack.processes import free_port
+from hack.stack.processes import free_port, terminate
 from kubecommon import tls
 from kubecommon.tls import client_ssl_context
 from tests.fixtures.standin import StandIn
@@ -87,12 +87,7 @@ def controller(request: pytest.FixtureRequest, kube_standin: StandIn, standin_na
     try:
         yield port, proc
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        terminate(proc)
         log.close()
         print((tmp_path / "controller.log").read_text()[-4000:])
 
