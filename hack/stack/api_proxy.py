@@ -71,8 +71,9 @@ class ApiProxy:
         self._session: aiohttp.ClientSession | None = None
         self._handlers: set[asyncio.Task[Any]] = set()
         self.url = ""
-        ca = tls.generate_ca("api-proxy-ca")
-        self._serving = tls.issue_certificate(ca, "api-proxy", ip_addresses=["127.0.0.1"])
+        # P-256: a proxy per controller replica under test, and an RSA key costs tens of ms to make
+        ca = tls.generate_ca("api-proxy-ca", key_algorithm="ecdsa")
+        self._serving = tls.issue_certificate(ca, "api-proxy", ip_addresses=["127.0.0.1"], key_algorithm="ecdsa")
         #: the CA a client trusts to verify the proxy (the kubeconfig's certificate-authority-data)
         self.ca_pem_served = ca.cert_pem
 
