@@ -181,6 +181,7 @@ class Controller:
         return build_http_app(self.telemetry, ready=self.ready, healthy=self.healthy,
                               decision=decision_lookup(self.reconciler.last_report),
                               queue_depth=lambda: self.queue.depth(loop.time()),
+                              running_seconds=self.pool.running_seconds,
                               middlewares=() if guard is None else (guard.middleware,))
 
     # --- lifecycle -----------------------------------------------------------------------------

@@ -12,7 +12,9 @@ as `kubectl get hpa` shows them: each metric's value next to its target (`metric
 `autoscaler_errors_total{error}`, on the leader only; a deleted object's series go with
 it, also when it is deleted during its sync. client-go's names too: `workqueue_depth`,
 `workqueue_adds_total`, `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
-`workqueue_retries_total` (name="promautoscaler", client-go's buckets) and, with leader election,
+`workqueue_retries_total` (name="promautoscaler", client-go's buckets), the stuck-worker gauges
+`workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds` (read from
+the worker pool at scrape) and, with leader election,
 `leader_election_master_status{name=<lease>}`. Plus what upstream lacks: lateness against each
 object's due time (KEP-6003's delay: a histogram, and per object `reconciliation_delay_ratio`),
 metric fetches by API group and outcome, decisions by outcome and limiting reason, scale and
@@ -138,6 +140,11 @@ class ControllerTelemetry:
                                registry=r).labels(_QUEUE_NAME)  # fmt: skip
         self.wq_retries = Counter("workqueue_retries", "client-go's name: failed syncs retried sooner.",
                                   ["name"], registry=r).labels(_QUEUE_NAME)  # fmt: skip
+        self.wq_unfinished = Gauge("workqueue_unfinished_work_seconds", "client-go's name: seconds the syncs "
+                                   "in progress have run so far; growing values mean a stuck sync.", ["name"],
+                                   registry=r).labels(_QUEUE_NAME)  # fmt: skip
+        self.wq_longest = Gauge("workqueue_longest_running_processor_seconds", "client-go's name: seconds the "
+                                "longest sync in progress has run.", ["name"], registry=r).labels(_QUEUE_NAME)
         self.wq_wait = Histogram("workqueue_queue_duration_seconds", "client-go's name: from due to taken by a "
                                  "worker.", ["name"], buckets=_WORKQUEUE_BUCKETS, registry=r).labels(_QUEUE_NAME)
         self.wq_work = Histogram("workqueue_work_duration_seconds", "client-go's name: time one sync took.",
@@ -367,14 +374,19 @@ def _remove(gauge: Gauge | Counter, *labels: str) -> None:
 
 def build_http_app(telemetry: ControllerTelemetry, *, ready: Callable[[], str | None],
                    healthy: Callable[[], str | None], decision: DecisionLookup,
-                   queue_depth: Callable[[], int], middlewares: Sequence[Middleware] = ()) -> web.Application:
-    """`ready`/`healthy` return None when fine, else why not (shown in the 503 body); `middlewares`
-    run before every handler (controller.http_auth's guard, when the port is secure)."""
+                   queue_depth: Callable[[], int], running_seconds: Callable[[], Sequence[float]] = tuple,
+                   middlewares: Sequence[Middleware] = ()) -> web.Application:
+    """`ready`/`healthy` return None when fine, else why not (shown in the 503 body); `running_seconds`
+    how long each sync in progress has run; `middlewares` run before every handler
+    (controller.http_auth's guard, when the port is secure)."""
 
     async def metrics(_: web.Request) -> web.Response:
         depth = queue_depth()
         telemetry.queue_depth.set(depth)
         telemetry.wq_depth.set(depth)
+        running = running_seconds()
+        telemetry.wq_unfinished.set(sum(running))
+        telemetry.wq_longest.set(max(running, default=0.0))
         return web.Response(body=telemetry.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     def probe(check: Callable[[], str | None]) -> Callable[[web.Request], Any]:

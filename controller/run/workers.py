@@ -5,7 +5,8 @@ that whenever the earliest due time arrives or `wake()` is called (a new or chan
 finished sync, leadership gained). Syncs start only while `active()` holds (the leader, or no
 leader election). A sync that returns False (or raises) counts as failed and is retried by the
 queue's limiter.
-Each start reports the key's lateness (start − due) to `on_start`.
+Each start reports the key's lateness (start − due) to `on_start`; `running_seconds()` says how
+long each sync in progress has run (client-go's stuck-worker gauges are read from it).
 
 Non-goals: what a sync does (`controller.reconcile`), scheduling rules (`controller.run.queue`).
 The clock is passed in; tests call `start_due()` and advance their own clock instead of sleeping.
@@ -42,12 +43,18 @@ class WorkerPool(Generic[K]):
         self._active = active
         self._on_start = on_start
         self._on_done = on_done
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[asyncio.Task[None], float] = {}  # running syncs and when each started
         self._wake = asyncio.Event()
 
     @property
     def busy(self) -> int:
         return len(self._tasks)
+
+    def running_seconds(self) -> list[float]:
+        """How long each sync in progress has run so far (what client-go's
+        `workqueue_unfinished_work_seconds` sums and `_longest_running_processor_seconds` maxes)."""
+        now = self._clock()
+        return [now - started for started in self._tasks.values()]
 
     def wake(self) -> None:
         self._wake.set()
@@ -59,11 +66,12 @@ class WorkerPool(Generic[K]):
         free = self._concurrency - len(self._tasks)
         if free <= 0:
             return 0
-        started = self._queue.pop_due(self._clock(), free)
+        now = self._clock()
+        started = self._queue.pop_due(now, free)
         for due in started:
             self._on_start(due)
             task = asyncio.create_task(self._one(due.key), name=f"sync {due.key}")
-            self._tasks.add(task)
+            self._tasks[task] = now
             task.add_done_callback(self._finished)
         return len(started)
 
@@ -83,7 +91,7 @@ class WorkerPool(Generic[K]):
         # Wake the dispatcher only once the slot is free: woken from inside the sync (before the
         # task is done and discarded), it could see every slot still taken, wait for the idle
         # timeout, and leave due keys waiting while nothing runs.
-        self._tasks.discard(task)
+        self._tasks.pop(task, None)
         self._wake.set()
 
     def seconds_until_next(self) -> float:

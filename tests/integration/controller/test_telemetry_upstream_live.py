@@ -53,6 +53,8 @@ def test_upstream_labels_value_next_to_target_and_no_series_after_delete(control
     assert value(ctl, "leader_election_master_status", {"name": "prom-autoscaler-controller"}) == 1.0
     assert value(ctl, "workqueue_adds_total", {"name": "promautoscaler"}) >= 1
     assert value(ctl, "workqueue_work_duration_seconds_count", {"name": "promautoscaler"}) >= 1
+    # wired to the running worker pool: a sync of this stack takes far less than a second
+    assert 0.0 <= value(ctl, "workqueue_longest_running_processor_seconds", {"name": "promautoscaler"}) < 1.0
 
     ratio = wait_until(lambda: value(ctl, P + "reconciliation_delay_ratio", mine), timeout=10,
                        what="KEP-6003's delay ratio after a regular sync")

@@ -6,6 +6,7 @@ queries carry over with the metric prefix changed:
 * `metric_computation_total{action,error,metric_type}` counts each metric of each sync;
 * client-go's workqueue names (`workqueue_depth`, `_adds_total`, `_queue_duration_seconds`,
   `_work_duration_seconds`, `_retries_total`, label `name="promautoscaler"`, upstream's buckets)
+  and its stuck-worker gauges `_unfinished_work_seconds` and `_longest_running_processor_seconds`,
   and its leader-election gauge `leader_election_master_status{name=<lease>}`;
 * per autoscaler, each metric's current value next to its target (as `kubectl get hpa` shows
   them), the min/max bounds, all removed with the object.
@@ -13,6 +14,7 @@ queries carry over with the metric prefix changed:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -21,7 +23,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from controller.algorithm.spec import ControllerConfig, ExternalSamples
 from controller.reconcile import InvalidAutoscaler, SyncOutcome
-from controller.run.queue import Due
+from controller.run.queue import Due, DueQueue
+from controller.run.ratelimit import DefaultControllerRateLimiter
+from controller.run.workers import WorkerPool
 from controller.telemetry import ControllerTelemetry, build_http_app
 
 from tests.unit.controller.world import KEY, NS, World, external, pas_json
@@ -204,6 +208,40 @@ async def test_client_go_workqueue_and_leader_election_names() -> None:
     assert samples(telemetry, "leader_election_master_status") == {lease: 1.0}
     telemetry.set_leader(False)
     assert samples(telemetry, "leader_election_master_status") == {lease: 0.0}
+
+
+async def test_a_stuck_sync_shows_in_client_go_unfinished_work_gauges() -> None:
+    """client-go's alert for a hung worker: the seconds the syncs in progress have run (summed, and
+    the longest), read from the worker pool at scrape; back to 0 once they finish."""
+    now = [100.0]
+    queue: DueQueue[str] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: now[0]))
+    release = asyncio.Event()
+
+    async def stuck(_: str) -> bool:
+        await release.wait()
+        return True
+
+    pool = WorkerPool(queue, stuck, concurrency=2, clock=lambda: now[0])
+    telemetry = ControllerTelemetry()
+    app = build_http_app(telemetry, ready=lambda: None, healthy=lambda: None, decision=lambda *_: None,
+                         queue_depth=lambda: 0, running_seconds=pool.running_seconds)  # fmt: skip
+    queue.add("a", uid="a", period=15.0, now=now[0], immediate=True)
+    assert pool.start_due() == 1
+    now[0] += 30.0
+    queue.add("b", uid="b", period=15.0, now=now[0], immediate=True)
+    assert pool.start_due() == 1
+    now[0] += 12.0
+    async with TestClient(TestServer(app)) as client:
+        assert (await client.get("/metrics")).status == 200
+        name = frozenset({("name", "promautoscaler")})
+        assert samples(telemetry, "workqueue_unfinished_work_seconds") == {name: 42.0 + 12.0}
+        assert samples(telemetry, "workqueue_longest_running_processor_seconds") == {name: 42.0}
+        release.set()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert (await client.get("/metrics")).status == 200
+        assert samples(telemetry, "workqueue_unfinished_work_seconds") == {name: 0.0}
+        assert samples(telemetry, "workqueue_longest_running_processor_seconds") == {name: 0.0}
 
 
 def test_no_leader_election_gauge_without_election() -> None:
