@@ -235,6 +235,19 @@ def _server_url(server: str, where: str) -> str:
     return url.rstrip("/")
 
 
+def _one_password_or_token(user: Mapping[str, Any], where: str, user_name: str) -> None:
+    """kubectl refuses a user with both a bearer token and basic auth (whichever it would send, the
+    file is wrong), over http too: clientcmd's validation for an inline token, the transport's
+    for a token file. A client certificate or exec plugin may come with either."""
+    basic = bool(user.get("username") or user.get("password"))
+    if basic and user.get("token"):
+        raise KubeConfigError(f"{where}: more than one authentication method found for {user_name}; found "
+                              "[token basicAuth], only one is allowed")
+    if basic and user.get("tokenFile"):
+        raise KubeConfigError(f"{where}: user {user_name!r}: username/password or bearer token may be set, "
+                              "but not both")
+
+
 def _credentials(user: Mapping[str, Any]) -> tuple[str, ...]:
     """The kinds of credential a kubeconfig user holds, as its keys name them."""
     kinds = (("token", ("token",)), ("tokenFile", ("tokenFile",)), ("username/password", ("username", "password")),
@@ -249,6 +262,7 @@ def _build(cluster: Mapping[str, Any], cluster_dir: str, user: Mapping[str, Any]
     if not cluster.get("server"):
         raise KubeConfigError(f"{source}: cluster has no server")
     server = _server_url(str(cluster["server"]), f"{source}: cluster {cluster_name!r}")
+    _one_password_or_token(user, source, user_name)
     impersonation = _impersonation(user, source, user_name)
     unsent: tuple[str, ...] = ()
     if not server.startswith("https://"):  # clientcmd: credentials and TLS settings only over TLS
