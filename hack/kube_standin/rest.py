@@ -68,9 +68,11 @@ async def _collection(request: web.Request, state: State, rt: ResourceType, name
     if request.method in ("GET", "HEAD"):
         if info.verb == "watch" or request.query.get("watch") in ("true", "1"):
             table = wants_table(request.headers.get("Accept", ""))
+            include = tables.include_object(request.query) if table else "Metadata"
             return await listing.watch(
                 request, state.store, rt, scope, bookmark_interval=state.options.bookmark_interval,
-                render=(lambda t, o: tables.table_for(t, [o], state.store.revision)) if table else None)
+                render=(lambda t, o: tables.table_for(t, [o], state.store.revision, include=include))
+                if table else None)
         await listing.wait_until_fresh(state.store, request.query)  # 504 for a future version
         if wants_table(request.headers.get("Accept", "")):
             return json_response(tables.table(state.store, rt, scope, request.query))
@@ -132,7 +134,8 @@ async def _object(request: web.Request, state: State, rt: ResourceType, namespac
     if request.method in ("GET", "HEAD"):
         obj = state.api.get(srt, namespace, name)
         if wants_table(request.headers.get("Accept", "")):
-            return json_response(tables.table_for(rt, [listing.view(rt, obj)], state.store.revision))
+            return json_response(tables.table_for(rt, [listing.view(rt, obj)], state.store.revision,
+                                                  include=tables.include_object(request.query)))
         return _out(rt, obj, state=state)
     if request.method == "PUT":
         body = await read_body(request)

@@ -4,7 +4,10 @@ Columns for the types people look at (pods, workloads, HPAs, nodes, services, AP
 everything else gets NAME and AGE as upstream's default table convertor does. Custom resources
 get NAME plus their CRD's additionalPrinterColumns (JSONPath cells typed as the column says:
 strings, integers, numbers, booleans, dates shown as ages; `priority` kept for `-o wide`), or
-NAME and AGE when it declares none. Non-goals: every upstream printer column.
+NAME and AGE when it declares none. Each row carries its object as `includeObject` asks (the
+`PartialObjectMetadata` by default, the whole object for `Object`, none for `None`), as
+kube-apiserver does: `kubectl get --sort-by` asks for the whole object and sorts on its fields.
+Non-goals: every upstream printer column.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import json
 from typing import Any, Callable, Mapping
 
 from . import jsonpath, listing
+from kubecommon.status import BadRequest
+
 from .resources import ResourceType
 from .store import Obj, Store
 
@@ -164,13 +169,31 @@ def _builtin_table(rt: ResourceType, objects: list[Obj]) -> tuple[list[dict[str,
     return columns, [[o["metadata"]["name"], *row(o), _age(o)] for o in objects]
 
 
-def table_for(rt: ResourceType, objects: list[Obj], rv: int, *, continue_token: str = "") -> dict[str, Any]:
+def include_object(query: Mapping[str, str]) -> str:
+    """TableOptions' `includeObject`: Metadata (the default), Object or None; anything else is a 400."""
+    value = query.get("includeObject", "") or "Metadata"
+    if value not in ("Metadata", "Object", "None"):
+        raise BadRequest(f"unrecognized includeObject value: {json.dumps(value)}")
+    return value
+
+
+def _row_object(rt: ResourceType, obj: Obj, include: str) -> dict[str, Any] | None:
+    if include == "None":
+        return None
+    if include == "Object":
+        return {"apiVersion": rt.api_version, "kind": rt.kind, **obj}
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
+
+
+def table_for(rt: ResourceType, objects: list[Obj], rv: int, *, continue_token: str = "",
+              include: str = "Metadata") -> dict[str, Any]:
     columns, cells = (_custom_table if rt.crd else _builtin_table)(rt, objects)
     name = {"name": "Name", "type": "string", "format": "name", "description": "Name",
             "priority": 0}
-    rows = [{"cells": row,
-             "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                        "metadata": o["metadata"]}} for o, row in zip(objects, cells, strict=True)]
+    rows: list[dict[str, Any]] = []
+    for o, row in zip(objects, cells, strict=True):
+        shown = _row_object(rt, o, include)
+        rows.append({"cells": row} if shown is None else {"cells": row, "object": shown})
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if continue_token:
         meta["continue"] = continue_token
@@ -179,6 +202,7 @@ def table_for(rt: ResourceType, objects: list[Obj], rv: int, *, continue_token: 
 
 
 def table(store: Store, rt: ResourceType, namespace: str | None, query: Any) -> dict[str, Any]:
+    include = include_object(query)
     entries, meta = listing.list_page(store, rt, namespace, query)
     return table_for(rt, [listing.view(rt, e.obj) for e in entries], int(meta["resourceVersion"]),
-                     continue_token=meta.get("continue", ""))
+                     continue_token=meta.get("continue", ""), include=include)

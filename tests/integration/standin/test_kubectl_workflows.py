@@ -1,6 +1,7 @@
 """kubectl's everyday workflows against the stand-in, through the real kubectl: `apply -f` of a
 `kind: List` (validated client-side against /openapi/v2), `explain` of a CRD (openapi v3 and the
-v2 fallback), `get` with a CRD's printer columns, and `wait --for=condition` on custom resources
+v2 fallback), `get` with a CRD's printer columns, `get --sort-by` on fields only the whole object
+has (kubectl asks the Table for `includeObject=Object`), and `wait --for=condition` on custom resources
 and Deployments; then the chart's PromAutoscaler CRD through the same workflows."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import json
 import threading
 import time
 
+import kubernetes
 import pytest
 
 from tests.integration.standin.crds import GROUP, PLURAL, gadget, gadget_crd
@@ -130,6 +132,65 @@ def test_get_shows_the_printer_columns(cluster, standin_namespace):
     wide = [line.split() for line in cluster.kubectl(
         "get", "gd", "-n", standin_namespace, "-o", "wide").stdout.splitlines()]
     assert wide[0][5] == "MODE" and [row[-2] for row in wide[1:]] == ["Active", "Preview"]
+
+
+def _event(name, seconds, reason):
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name},
+            "involvedObject": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "reason": reason, "message": reason, "type": "Normal",
+            "lastTimestamp": f"2026-01-01T00:00:{seconds:02d}Z"}
+
+
+def test_get_sort_by_a_field_outside_the_columns(cluster, standin_namespace):
+    """`kubectl get events --sort-by=.lastTimestamp` (the usual way to read what happened) and
+    `--sort-by` on a custom resource's spec: kubectl sorts the rows on the objects the Table
+    carries, so these need the whole object, not its metadata."""
+    cluster.apply(_event("b", 30, "Second"), _event("a", 50, "Third"), _event("c", 10, "First"),
+                  namespace=standin_namespace)
+    rows = cluster.kubectl("get", "events", "-n", standin_namespace, "--sort-by=.lastTimestamp").stdout.splitlines()
+    assert [row.split()[3] for row in rows[1:]] == ["First", "Second", "Third"]
+    cluster.apply(gadget("small", targetRef={"name": "web"}, maxReplicas=2),
+                  gadget("big", targetRef={"name": "api"}, maxReplicas=9), namespace=standin_namespace)
+    rows = cluster.kubectl("get", "gadgets", "-n", standin_namespace, "--sort-by=.spec.maxReplicas",
+                           "-o", "name").stdout.split()
+    assert rows == [f"gadget.{GROUP}/small", f"gadget.{GROUP}/big"]
+
+
+def _table(cluster, path):
+    """GET `path` as a Table with the `kubernetes` client (kubectl get --raw cannot ask for one)."""
+    client = kubernetes.config.new_client_from_config(config_file=str(cluster.kubeconfig))
+    try:
+        method, url, headers, _, _ = client.param_serialize(
+            "GET", path, header_params={"Accept": TABLE}, auth_settings=["BearerToken"])
+        response = client.call_api(method, url, header_params=headers)
+        response.read()
+        return {**json.loads(response.data), "http_status": response.status}
+    finally:
+        client.close()
+
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+@pytest.mark.parametrize("include, kind", [("None", None), ("Metadata", "PartialObjectMetadata"), ("", "PartialObjectMetadata"),
+                                           ("Object", "Event")])
+def test_a_table_row_carries_the_object_include_object_asks_for(cluster, standin_namespace, include, kind):
+    cluster.apply(_event("only", 10, "First"), namespace=standin_namespace)
+    collection = f"/api/v1/namespaces/{standin_namespace}/events"
+    for path in (f"{collection}?includeObject={include}", f"{collection}/only?includeObject={include}"):
+        table = _table(cluster, path)
+        assert table["http_status"] == 200, table
+        (row,) = table["rows"]
+        assert row["cells"][0] == "only"
+        assert (row.get("object") or {}).get("kind") == kind, path
+    if kind == "Event":
+        assert row["object"]["apiVersion"] == "v1" and row["object"]["reason"] == "First"
+
+
+def test_an_unknown_include_object_is_a_400(cluster, standin_namespace):
+    answer = _table(cluster, f"/api/v1/namespaces/{standin_namespace}/events?includeObject=Everything")
+    assert (answer["http_status"], answer["code"], answer["reason"]) == (400, 400, "BadRequest")
+    assert answer["message"] == 'unrecognized includeObject value: "Everything"'
 
 
 def _later(delay, *args):
