@@ -14,6 +14,7 @@ Pure: builds dicts, no I/O, no aiohttp. Non-goals: Tables of the custom or exter
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -84,8 +85,9 @@ def _include(value: str | None) -> str:
     if not value:
         return "Metadata"
     if value not in _INCLUDE_OBJECT:
-        raise status.BadRequest(f'includeObject: Unsupported value: "{value}": supported values: '
-                                '"None", "Metadata", "Object"')
+        # kube-apiserver validates TableOptions before converting (optionsForTransform)
+        raise status.BadRequest(f"Unable to convert to Table as requested: includeObject: Invalid value: "
+                                f"{json.dumps(value)}: must be 'Metadata', 'Object', 'None', or empty")
     return value
 
 

@@ -173,7 +173,8 @@ def include_object(query: Mapping[str, str]) -> str:
     """TableOptions' `includeObject`: Metadata (the default), Object or None; anything else is a 400."""
     value = query.get("includeObject", "") or "Metadata"
     if value not in ("Metadata", "Object", "None"):
-        raise BadRequest(f"unrecognized includeObject value: {json.dumps(value)}")
+        raise BadRequest(f"Unable to convert to Table as requested: includeObject: Invalid value: "
+                         f"{json.dumps(value)}: must be 'Metadata', 'Object', 'None', or empty")
     return value
 
 

@@ -190,7 +190,8 @@ def test_a_table_row_carries_the_object_include_object_asks_for(cluster, standin
 def test_an_unknown_include_object_is_a_400(cluster, standin_namespace):
     answer = _table(cluster, f"/api/v1/namespaces/{standin_namespace}/events?includeObject=Everything")
     assert (answer["http_status"], answer["code"], answer["reason"]) == (400, 400, "BadRequest")
-    assert answer["message"] == 'unrecognized includeObject value: "Everything"'
+    assert answer["message"] == ("Unable to convert to Table as requested: includeObject: Invalid value: "
+                                 "\"Everything\": must be 'Metadata', 'Object', 'None', or empty")
 
 
 def _later(delay, *args):

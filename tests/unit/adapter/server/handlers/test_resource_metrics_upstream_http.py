@@ -90,6 +90,16 @@ async def test_table_include_object(include: str, expected: dict[str, Any] | Non
     assert row.get("object") == expected
 
 
+async def test_an_unknown_include_object_is_kube_apiservers_400() -> None:
+    async with serve_adapter(usage) as adapter:
+        response = await adapter.get(f"{RESOURCE}/namespaces/shop/pods?includeObject=Everything",
+                                     headers={"Accept": KUBECTL_GET})
+        answer = await response.json()
+    assert (response.status, answer["reason"]) == (400, "BadRequest")
+    assert answer["message"] == ("Unable to convert to Table as requested: includeObject: Invalid value: "
+                                 "\"Everything\": must be 'Metadata', 'Object', 'None', or empty")
+
+
 @pytest.mark.parametrize("accept", [
     pytest.param("application/json", id="json"),
     pytest.param("application/vnd.kubernetes.protobuf,application/json", id="kubectl-top-protobuf-first"),
