@@ -31,6 +31,9 @@ from kubecommon.quantity import Quantity, QuantityError
 
 __all__ = ["Recorder"]
 
+#: what one added pod of the demo app measures (the app's pods in phase 2: 0.2 cores, 110 MiB)
+POD_CPU_CORES, POD_MEMORY_BYTES = 0.2, 110 * 2**20
+DEFAULT_NODE = "node-a"
 _PAS_API = "/apis/autoscaling.prom-autoscaler.io/v1alpha1"
 
 
@@ -93,6 +96,7 @@ class Recorder:
     load: float = 0.0
     phase: str = "starting"
     pods: set[str] = field(default_factory=set)
+    nodes: dict[str, str] = field(default_factory=dict)  # pod -> the node it runs on
     samples: list[Sample] = field(default_factory=list)
     events: list[ScaleEvent] = field(default_factory=list)
     started: float = 0.0
@@ -109,18 +113,34 @@ class Recorder:
         return None if scale is None else _int((scale.get("spec") or {}).get("replicas", 0))
 
     def pod_names(self) -> list[str]:
+        return sorted(self._pod_nodes())
+
+    def _pod_nodes(self) -> dict[str, str]:
+        """The app's pods that are not being deleted, and the node each runs on."""
         doc = self.cluster.get(f"/api/v1/namespaces/{self.namespace}/pods?labelSelector=app%3D{self.name}") or {}
-        return sorted(str(p["metadata"]["name"]) for p in doc.get("items") or []
-                      if not p["metadata"].get("deletionTimestamp"))
+        return {str(p["metadata"]["name"]): str((p.get("spec") or {}).get("nodeName") or "")
+                for p in doc.get("items") or [] if not p["metadata"].get("deletionTimestamp")}
 
     def spread_load(self) -> None:
-        pods = set(self.pod_names())
+        """The load over the current pods; a pod the controller added also gets cAdvisor's CPU and
+        memory series, so `kubectl top pod` shows it (as the kubelet would measure it)."""
+        nodes = self._pod_nodes()
         labels = {"namespace": self.namespace, "service": self.name}
-        for gone in self.pods - pods:
+        for gone in self.pods - set(nodes):
             self.exporter.remove(self.metric, {**labels, "pod": gone})
-        for pod in pods:
-            self.exporter.set_gauge(self.metric, {**labels, "pod": pod}, self.load / len(pods))
-        self.pods = pods
+            for series in ("container_cpu_usage_seconds_total", "container_memory_working_set_bytes"):
+                self.exporter.remove(series, self._container(gone, self.nodes.get(gone, "")))
+        for pod, node in nodes.items():
+            self.exporter.set_gauge(self.metric, {**labels, "pod": pod}, self.load / len(nodes))
+            container = self._container(pod, node)
+            if not self.exporter.has("container_memory_working_set_bytes", container):
+                self.exporter.set_counter("container_cpu_usage_seconds_total", container, rate=POD_CPU_CORES)
+                self.exporter.set_gauge("container_memory_working_set_bytes", container, POD_MEMORY_BYTES)
+        self.pods, self.nodes = set(nodes), nodes
+
+    def _container(self, pod: str, node: str) -> dict[str, str]:
+        """cAdvisor's labels for the app container (the demo's phase 2 exports the same)."""
+        return {"namespace": self.namespace, "pod": pod, "container": "app", "node": node or DEFAULT_NODE}
 
     def set_phase(self, phase: str, load: float) -> None:
         self.phase, self.load = phase, load

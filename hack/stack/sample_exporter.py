@@ -170,6 +170,11 @@ class SampleExporter:
             if not by_labels:
                 self._series.pop(name, None)
 
+    def has(self, name: str, labels: Mapping[str, str]) -> bool:
+        """Whether the series `name{labels}` is exported."""
+        with self._lock:
+            return _key(labels) in self._series.get(name, {})
+
     def series_count(self) -> int:
         with self._lock:
             if self._static_body is not None:

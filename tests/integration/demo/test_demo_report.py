@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from hack.stack.controller_stack import ControllerStack
+from hack.stack.controller_stack import ControllerStack, wait_until
 from hack.demo.autoscale import FAST, run_autoscale
+
 
 pytestmark = pytest.mark.integration
 
@@ -166,3 +167,18 @@ def test_page_holds_the_replica_series_the_controller_wrote(run: dict[str, Any])
     assert data["events"][-1]["rescale_reason"] == last["rescaleReason"]
     desired = _dedup([s["status_desired"] for s in data["samples"] if s["status_desired"] is not None])
     assert desired == replicas, "status.desiredReplicas went through the same counts"
+
+
+@pytest.mark.timeout(60)
+def test_kubectl_top_shows_every_pod_of_the_app_the_controller_scaled(run: dict[str, Any],
+                                                                      stack: ControllerStack) -> None:
+    """The pods the controller added are measured like the first ones (a user trying `kubectl top`
+    after the demo sees every pod, not 'Metrics not available')."""
+    pods = sorted(stack.kubectl("get", "pods", "-n", NS, "-l", f"app={APP}", "-o", "name").stdout.split())
+    assert pods, "the app has pods"
+
+    def measured() -> list[str]:
+        top = stack.kubectl("top", "pod", "-n", NS, "-l", f"app={APP}", "--no-headers", check=False)
+        return sorted(f"pod/{line.split()[0]}" for line in top.stdout.splitlines()) if top.returncode == 0 else []
+
+    wait_until(lambda: measured() == pods, timeout=40, what=f"kubectl top showing {pods}")
