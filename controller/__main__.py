@@ -22,6 +22,9 @@ _USAGE = """usage: prom-autoscaler-controller [run|explain|backtest] [flags...]
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["-h"], ["--help"]):  # the overview of the subcommands; `run --help` has run's flags
+        print(_USAGE)
+        return 0
     command = args[0] if args and not args[0].startswith("-") else "run"
     rest = args[1:] if args and args[0] == command else args
     if command == "run":
@@ -36,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         from controller.backtest.cli import main as backtest_main
 
         return backtest_main(rest)
-    if command in ("help", "-h", "--help"):
+    if command == "help":
         print(_USAGE)
         return 0
     print(f"unknown command {command!r}\n\n{_USAGE}", file=sys.stderr)
