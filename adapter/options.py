@@ -39,7 +39,9 @@ class ServeOptions:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m adapter", description=(
-        "Serve custom.metrics.k8s.io, external.metrics.k8s.io and metrics.k8s.io from Prometheus."))
+        "Serve custom.metrics.k8s.io, external.metrics.k8s.io and metrics.k8s.io from Prometheus."),
+        epilog="To validate a rule file without serving: python -m adapter check-config FILE "
+               "(see check-config --help).")
     parser.add_argument("--config", required=True, help="rule file (prometheus-adapter format)")
     parser.add_argument("--config-reload-interval", default="10s",
                         help="how often the rule file is checked for changes and reloaded live; 0 turns "

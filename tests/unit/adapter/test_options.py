@@ -3,7 +3,7 @@ names and defaults, errors that name the flag."""
 
 import pytest
 
-from adapter.options import OptionsError, parse
+from adapter.options import OptionsError, build_parser, parse
 
 
 def test_defaults_follow_k8s_apiserver(tmp_path):
@@ -57,3 +57,11 @@ def test_ca_file_without_certificates(tmp_path):
     empty.write_text("nothing here")
     with pytest.raises(OptionsError, match="contains no PEM certificate"):
         parse(["--config=r", f"--requestheader-client-ca-file={empty}"])
+
+
+def test_help_points_to_check_config(capsys):
+    """`--help` shows the serving flags; a user looking for how to validate a rule file finds the
+    check-config subcommand there."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    assert "python -m adapter check-config FILE" in capsys.readouterr().out
