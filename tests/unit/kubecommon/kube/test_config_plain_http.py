@@ -18,12 +18,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfig, KubeConfigError, load_kube_config
-from tests.unit.kubecommon.kube.side_by_side import ours_and_kubectls
+from tests.unit.kubecommon.kube.side_by_side import Seen, api_server, ours_and_kubectls
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 PEM = base64.b64encode(b"PEM").decode()
@@ -154,21 +152,11 @@ async def test_no_warning_when_nothing_is_left_unsent(tmp_path, caplog, server, 
 
 # --- against kubectl -------------------------------------------------------------------------------
 
-class Recorder:
-    """A plain-HTTP server that answers /api and remembers each request's auth headers in order."""
-
-    def __init__(self) -> None:
-        self.seen: list[list[tuple[str, str]]] = []
-
-    async def answer(self, request: web.Request) -> web.Response:
-        self.seen.append([(k, v) for k, v in request.headers.items()
-                          if k.lower() == "authorization" or k.lower().startswith("impersonate-")])
-        return web.json_response({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
-
-
-def _canonical(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Header names compare case-insensitively (Go writes `Impersonate-Extra-Scopes.k8s%2fio`)."""
-    return sorted((name.lower(), value) for name, value in headers)
+def _credentials(seen: Seen) -> list[tuple[str, str]]:
+    """The auth and impersonation headers; names compare case-insensitively (Go writes
+    `Impersonate-Extra-Scopes.k8s%2fio`)."""
+    return sorted((name.lower(), value) for name, value in seen.headers
+                  if name.lower() == "authorization" or name.lower().startswith("impersonate-"))
 
 
 KUBECTL_USERS = [*USER_IDS, "impersonation"]
@@ -177,26 +165,19 @@ KUBECTL_USERS = [*USER_IDS, "impersonation"]
 @pytest.mark.integration
 @pytest.mark.timeout(60)
 async def test_our_client_and_kubectl_send_the_same_to_a_plain_http_server(tmp_path):
-    recorder = Recorder()
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", recorder.answer)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
     table = users(tmp_path)
     table["impersonation"] = ({"token": "secret-token", "as": "jane", "as-uid": "42", "as-groups": ["g1", "g2"],
                                "as-user-extra": {"scopes.k8s/io": ["a", "b"]}}, "token")
-    try:
+    async with api_server() as server:
         for user_id in KUBECTL_USERS:
             path = kubeconfig(tmp_path, f"http://127.0.0.1:{server.port}", table[user_id][0], tls=False)
-            ours, theirs = await ours_and_kubectls(path, recorder)
-            assert _canonical(ours) == _canonical(theirs), user_id
+            ours, theirs = await ours_and_kubectls(path, server)
+            assert _credentials(ours) == _credentials(theirs), user_id
             assert not (tmp_path / "plugin-ran").exists(), user_id
-        assert _canonical(theirs) == [("impersonate-extra-scopes.k8s%2fio", "a"),
-                                      ("impersonate-extra-scopes.k8s%2fio", "b"), ("impersonate-group", "g1"),
-                                      ("impersonate-group", "g2"), ("impersonate-uid", "42"),
-                                      ("impersonate-user", "jane")]
-    finally:
-        await server.close()
+        assert _credentials(theirs) == [("impersonate-extra-scopes.k8s%2fio", "a"),
+                                        ("impersonate-extra-scopes.k8s%2fio", "b"), ("impersonate-group", "g1"),
+                                        ("impersonate-group", "g2"), ("impersonate-uid", "42"),
+                                        ("impersonate-user", "jane")]
 
 
 @pytest.mark.integration

@@ -12,11 +12,9 @@ import base64
 
 import pytest
 import yaml
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from kubecommon.kube.config import KubeConfigError, load_kube_config
-from tests.unit.kubecommon.kube.side_by_side import ours_and_kubectls
+from tests.unit.kubecommon.kube.side_by_side import api_server, ours_and_kubectls
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
@@ -69,29 +67,11 @@ def test_a_server_kubectl_cannot_use_is_refused_at_load(tmp_path, written, messa
         load_kube_config(kubeconfig(tmp_path, written))
 
 
-class Recorder:
-    """A plain-HTTP server that answers /api and remembers each request's credentials."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str | None, str | None]] = []  # (path, Authorization, Impersonate-User)
-
-    async def answer(self, request: web.Request) -> web.Response:
-        self.seen.append((request.path, request.headers.get("Authorization"),
-                          request.headers.get("Impersonate-User")))
-        return web.json_response({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
-
-
 @pytest.mark.integration
 @pytest.mark.timeout(30)
 async def test_our_client_and_kubectl_send_the_same_to_a_server_without_a_scheme(tmp_path):
-    recorder = Recorder()
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", recorder.answer)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    try:
+    async with api_server() as server:
         path = kubeconfig(tmp_path, f"127.0.0.1:{server.port}", ca=False)
-        ours, theirs = await ours_and_kubectls(path, recorder)
-        assert ours == ("/api", None, "jane") == theirs
-    finally:
-        await server.close()
+        ours, theirs = await ours_and_kubectls(path, server)
+    for seen in (ours, theirs):
+        assert (seen.path, seen.header("Authorization"), seen.header("Impersonate-User")) == ("/api", None, "jane")
