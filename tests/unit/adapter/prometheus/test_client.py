@@ -15,7 +15,7 @@ from adapter.prometheus import errors
 from adapter.prometheus.api import PrometheusAPI, Sample
 from adapter.prometheus.client import USER_AGENT, PrometheusClient
 from adapter.prometheus.settings import PrometheusSettings
-from tests.unit.adapter.prometheus.prom_http import FakePromHTTP, Recorded, json_response, slow, vector
+from tests.fixtures.prom_http import FakePromHTTP, Recorded, json_response, slow, vector
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from adapter.prometheus import errors
 from adapter.prometheus.client import PrometheusClient
 from adapter.prometheus.settings import PrometheusSettings
 from kubecommon.tls import CertKeyPair, generate_ca, issue_certificate, server_ssl_context
-from tests.unit.adapter.prometheus.prom_http import FakePromHTTP
+from tests.fixtures.prom_http import FakePromHTTP
 
 
 @pytest.fixture

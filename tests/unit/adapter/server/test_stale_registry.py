@@ -45,7 +45,7 @@ async def test_client_reads_readiness_and_data_coverage() -> None:
     from adapter.prometheus.api import BackendHealth
     from adapter.prometheus.client import SCRAPE_STARTUP_GRACE, PrometheusClient
     from adapter.prometheus.settings import PrometheusSettings
-    from tests.unit.adapter.prometheus.prom_http import FakePromHTTP, Recorded, json_response
+    from tests.fixtures.prom_http import FakePromHTTP, Recorded, json_response
 
     state = {"ready": 200}
 

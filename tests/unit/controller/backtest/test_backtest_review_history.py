@@ -24,6 +24,7 @@ from controller.backtest.report import render_text
 from controller.backtest.report_data import render_json
 from controller.backtest.report_html import render_html
 from controller.backtest.run import run_backtest
+from tests.fixtures.prom_http import FakePromHTTP, Recorded
 
 T0 = 1_767_225_600
 RULES = """
@@ -60,21 +61,15 @@ async def answers() -> AsyncIterator[tuple[str, dict[str, tuple[int, bytes]]]]:
     """A Prometheus-shaped server; tests set `answers[path] = (status, body)`."""
     table: dict[str, tuple[int, bytes]] = {"/api/v1/series": (200, orjson.dumps(SERIES))}
 
-    async def handle(request: web.Request) -> web.Response:
+    async def handle(request: Recorded) -> web.StreamResponse:
         status, body = table.get(request.path, (404, b"404 page not found"))
         return web.Response(status=status, body=body, content_type="application/json")
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    server = await FakePromHTTP(handler=handle).start()
     try:
-        yield f"http://127.0.0.1:{port}", table
+        yield server.url, table
     finally:
-        await runner.cleanup()
+        await server.stop()
 
 
 @pytest.mark.parametrize(("path", "status", "body", "says"), [
@@ -145,23 +140,17 @@ async def test_prometheus_warnings_reach_the_report(answers: tuple[str, dict[str
 async def test_a_query_prometheus_takes_too_long_on_says_how_to_ask_less(tmp_path: Path) -> None:
     released = asyncio.Event()
 
-    async def slow(request: web.Request) -> web.Response:
+    async def slow(_: Recorded) -> web.StreamResponse:
         await released.wait()  # longer than the client waits
         return web.Response(body=_matrix([]), content_type="application/json")
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", slow)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    server = await FakePromHTTP(handler=slow).start()
     grid = Grid(start=T0, step=15, count=10)
     try:
-        async with PrometheusHistory(f"http://127.0.0.1:{port}", timeout=0.2) as prometheus:
+        async with PrometheusHistory(server.url, timeout=0.2) as prometheus:
             with pytest.raises(HistoryError) as caught:
                 await prometheus.fetch([Job(what="Pods bt_rps: q", promql="q", consume=lambda _s: None)], grid)
     finally:
         released.set()
-        await runner.cleanup()
+        await server.stop()
     assert "Pods bt_rps: q" in str(caught.value) and "--chunk-points" in str(caught.value)
