@@ -14,12 +14,9 @@ import pytest
 
 from controller.kube.objects import HPA_KIND, KIND
 from controller.kube.ports import ObjectKey
-from controller.run.loop import AutoscalerLoop
-from controller.run.queue import DueQueue
-from controller.run.ratelimit import DefaultControllerRateLimiter
 from kubecommon.kube.objects import from_api
 
-from tests.unit.controller.world import KEY, NAME, NS, LoopObserver, World, external, pas_json
+from tests.unit.controller.world import KEY, NAME, NS, external, loop_rig, pas_json
 
 REASON = "InvalidSpec"
 
@@ -28,13 +25,9 @@ class Cluster:
     """The World's fakes plus the loop, fed as the watch cache would feed it."""
 
     def __init__(self) -> None:
-        self.world = World()
-        self.clock = [100.0]
-        self.queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: self.clock[0]))
-        self.observer = LoopObserver()
-        assert self.world.reconciler is not None
-        self.loop = AutoscalerLoop(self.world.reconciler, self.queue, clock=lambda: self.clock[0],
-                                   observer=self.observer, default_period=15.0)
+        rig = loop_rig(default_period=15.0)
+        self.world, self.loop, self.queue, self.observer, self.clock = (rig.world, rig.loop, rig.queue, rig.observer,
+                                                                        rig.clock)
         self.rv = 0
 
     def store(self, obj: dict[str, Any], *, kind: str = KIND) -> None:

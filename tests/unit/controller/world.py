@@ -19,6 +19,9 @@ from controller.kube.ports import ObjectKey, TargetRef
 from controller.metrics.fake import FakeMetricsSource
 from controller.metrics.source import MetricQuery
 from controller.reconcile import Reconciler, SyncOutcome
+from controller.run.loop import AutoscalerLoop
+from controller.run.queue import DueQueue
+from controller.run.ratelimit import DefaultControllerRateLimiter
 from kubecommon.kubetime import format_time
 
 NS, NAME = "shop", "web"
@@ -58,23 +61,27 @@ def hpa_json(*, behavior: dict[str, Any] | None, replicas: int, last_scale: floa
 
 
 class LoopObserver:
-    """The run loop's telemetry port, keeping what tests look at: syncs and invalid specs."""
+    """The run loop's telemetry port, keeping everything it is told."""
 
     def __init__(self) -> None:
         self.invalid: list[ObjectKey] = []
         self.synced: list[SyncOutcome] = []
+        self.seconds: list[float] = []
+        self.forgotten: list[ObjectKey] = []
+        self.counts: dict[str, int] = {}
 
     def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
         self.synced.append(outcome)
+        self.seconds.append(seconds)
 
     def observe_invalid_spec(self, key: ObjectKey) -> None:
         self.invalid.append(key)
 
     def forget_object(self, key: ObjectKey) -> None:
-        pass
+        self.forgotten.append(key)
 
     def set_object_count(self, kind: str, count: int) -> None:
-        pass
+        self.counts[kind] = count
 
 
 @dataclass
@@ -135,3 +142,25 @@ class World:
             if c["type"] == kind:
                 return c["status"] == "True", c["reason"]
         return None
+
+
+@dataclass
+class LoopRig:
+    """The run loop over a World's reconciler, with its queue, observer and a settable clock."""
+
+    world: World
+    loop: AutoscalerLoop
+    queue: DueQueue[ObjectKey]
+    observer: LoopObserver
+    clock: list[float]
+
+
+def loop_rig(world: World | None = None, *, default_period: float = 30.0, now: float = 100.0) -> LoopRig:
+    world = world or World()
+    clock = [now]
+    queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: clock[0]))
+    observer = LoopObserver()
+    assert world.reconciler is not None
+    loop = AutoscalerLoop(world.reconciler, queue, clock=lambda: clock[0], observer=observer,
+                          default_period=default_period)
+    return LoopRig(world=world, loop=loop, queue=queue, observer=observer, clock=clock)

@@ -12,14 +12,10 @@ import pytest
 
 from controller.kube.hpa_spec import SpecError, autoscaler_spec, scale_target_ref
 from controller.kube.objects import KIND
-from controller.kube.ports import ObjectKey
 from controller.reconcile_state import Result, WriteResult
-from controller.run.loop import AutoscalerLoop
-from controller.run.queue import DueQueue
-from controller.run.ratelimit import DefaultControllerRateLimiter
 from kubecommon.kube.objects import from_api
 
-from tests.unit.controller.world import KEY, LoopObserver, World, pas_json
+from tests.unit.controller.world import KEY, loop_rig, pas_json
 
 TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
 AVG = {"type": "AverageValue", "averageValue": "1"}
@@ -153,12 +149,8 @@ STORED = ("max-below-min", "target-name-slash", "member-missing", "averageValue-
 
 @pytest.mark.parametrize(("body", "message"), [case for case in BROKEN if case.id in STORED])
 async def test_a_stored_object_that_breaks_a_rule_is_never_synced_so_never_scaled(body, message):
-    world = World()
-    clock = [100.0]
-    queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: clock[0]))
-    observer = LoopObserver()
-    assert world.reconciler is not None
-    loop = AutoscalerLoop(world.reconciler, queue, clock=lambda: clock[0], observer=observer, default_period=30.0)
+    rig = loop_rig()
+    world, loop, observer = rig.world, rig.loop, rig.observer
     stored = pas_json(extra=copy.deepcopy(body))
     stored.pop("kind")
     loop.on_cache_change(KIND, [from_api(stored, keep_raw=True)])

@@ -9,35 +9,12 @@ import pytest
 
 from controller.kube.objects import HPA_KIND, KIND
 from controller.kube.ports import ObjectKey
-from controller.reconcile import SyncOutcome
 from controller.run.loop import AutoscalerLoop
 from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from kubecommon.kube.objects import KubeObject, from_api
 
-from tests.unit.controller.world import KEY, World, pas_json
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.synced: list[SyncOutcome] = []
-        self.invalid: list[ObjectKey] = []
-        self.forgotten: list[ObjectKey] = []
-        self.counts: dict[str, int] = {}
-        self.seconds: list[float] = []
-
-    def observe_sync(self, outcome: SyncOutcome, seconds: float) -> None:
-        self.synced.append(outcome)
-        self.seconds.append(seconds)
-
-    def observe_invalid_spec(self, key: ObjectKey) -> None:
-        self.invalid.append(key)
-
-    def forget_object(self, key: ObjectKey) -> None:
-        self.forgotten.append(key)
-
-    def set_object_count(self, kind: str, count: int) -> None:
-        self.counts[kind] = count
+from tests.unit.controller.world import KEY, LoopObserver, World, loop_rig, pas_json
 
 
 def cached(obj: dict[str, Any], rv: str) -> KubeObject:
@@ -47,14 +24,9 @@ def cached(obj: dict[str, Any], rv: str) -> KubeObject:
     return from_api(raw, keep_raw=True)
 
 
-def setup() -> tuple[World, AutoscalerLoop, DueQueue[ObjectKey], Recorder]:
-    w = World()
-    clock = [100.0]
-    q: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: clock[0]))
-    rec = Recorder()
-    assert w.reconciler is not None
-    loop = AutoscalerLoop(w.reconciler, q, clock=lambda: clock[0], observer=rec, default_period=30.0)
-    return w, loop, q, rec
+def setup() -> tuple[World, AutoscalerLoop, DueQueue[ObjectKey], LoopObserver]:
+    rig = loop_rig()
+    return rig.world, rig.loop, rig.queue, rig.observer
 
 
 async def test_create_syncs_at_once_and_a_status_only_change_does_not() -> None:
@@ -117,7 +89,7 @@ async def test_without_preview_native_hpas_only_guard_conflicts() -> None:
     clock = [100.0]
     q: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: clock[0]))
     assert w.reconciler is not None
-    loop = AutoscalerLoop(w.reconciler, q, clock=lambda: clock[0], observer=Recorder(),
+    loop = AutoscalerLoop(w.reconciler, q, clock=lambda: clock[0], observer=LoopObserver(),
                           claim_only=frozenset({HPA_KIND}))
     hpa = pas_json()
     hpa["apiVersion"], hpa["kind"] = "autoscaling/v2", HPA_KIND
@@ -155,7 +127,7 @@ async def test_sync_durations_come_from_the_timer_not_the_scheduling_clock() -> 
     assert w.reconciler is not None
     ticks = iter([50.0, 50.0015])
     q: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=lambda: 100.0))
-    rec = Recorder()
+    rec = LoopObserver()
     loop = AutoscalerLoop(w.reconciler, q, clock=lambda: 100.0, observer=rec, timer=lambda: next(ticks))
     w.observe(30_000)
     loop.on_cache_change(KIND, [cached(w.obj_json, "1")])
