@@ -14,6 +14,8 @@ import pytest
 
 from controller.kube.objects import HPA_KIND, KIND
 from controller.kube.ports import ObjectKey
+from controller.run.loop import AutoscalerLoop
+from controller.run.queue import DueQueue
 from kubecommon.kube.objects import from_api
 
 from tests.unit.controller.world import KEY, NAME, NS, external, loop_rig, pas_json
@@ -26,8 +28,9 @@ class Cluster:
 
     def __init__(self) -> None:
         rig = loop_rig(default_period=15.0)
-        self.world, self.loop, self.queue, self.observer, self.clock = (rig.world, rig.loop, rig.queue, rig.observer,
-                                                                        rig.clock)
+        self.world, self.observer, self.clock = rig.world, rig.observer, rig.clock
+        self.loop: AutoscalerLoop = rig.loop
+        self.queue: DueQueue[ObjectKey] = rig.queue
         self.rv = 0
 
     def store(self, obj: dict[str, Any], *, kind: str = KIND) -> None:
