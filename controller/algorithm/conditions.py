@@ -117,6 +117,8 @@ MSG_INVALID_SPEC_NOT_SCALED = "the controller neither reads nor writes the targe
 RESCALE_ABOVE_MAX = "Current number of replicas above Spec.MaxReplicas"
 RESCALE_BELOW_MIN = "Current number of replicas below Spec.MinReplicas"
 RESCALE_ALL_BELOW = "All metrics below target"
+# Our addition: a rescale the forecast (spec.prediction, Active) asked for before the load arrived.
+RESCALE_FORECAST_ABOVE = "forecast above target"
 
 LIMIT_MESSAGES: dict[Reason, str] = {
     Reason.DESIRED_WITHIN_RANGE: MSG_DESIRED_WITHIN_RANGE,

@@ -16,6 +16,7 @@ from enum import StrEnum
 
 from controller.algorithm.behavior import Behavior, ScaleHistory
 from controller.algorithm.conditions import Event, condition_key
+from controller.algorithm.prediction import PredictionTrace
 from controller.algorithm.spec import HpaStatus
 from controller.algorithm.values import quick_init
 
@@ -34,6 +35,7 @@ class Stage(StrEnum):
     RANGE = "current replicas outside [min, max]"
     DISABLED = "target at 0 replicas with minReplicas > 0"
     METRICS = "maximum of the metric proposals"
+    PREDICTION = "forecast ahead of the load"
     STABILIZATION = "stabilization window"
     LIMITS = "rate limits and [min, max]"
 
@@ -135,6 +137,7 @@ class Decision:
     error: str | None  # what reconcile reports as its error (None: clean sync)
     trace: Trace
     effective_behavior: Behavior | None = None
+    prediction: PredictionTrace | None = None  # None: spec.prediction is Off (or the sync read no metrics)
 
     @property
     def write(self) -> bool:
@@ -157,6 +160,9 @@ class Decision:
         lines = [f"{self.outcome}: {self.current_replicas} -> {self.desired_replicas} replicas"
                  + (f" ({self.rescale_reason})" if self.rescale_reason else "")]  # fmt: skip
         lines += ["  metric " + m.line() for m in self.trace.metrics]
+        if self.prediction is not None:
+            lines.append(f"  prediction ({self.prediction.mode}): {self.prediction.why}")
+            lines += ["    forecast " + m.line() for m in self.prediction.metrics]
         lines += ["  step " + s.line() for s in self.trace.steps]
         lines += [f"  condition {c.type}={'True' if c.status else 'False'} {c.reason}: {c.message}"
                   for c in self.status.conditions]  # fmt: skip
@@ -175,4 +181,5 @@ class Decision:
             "currentMetrics": [m.to_dict() if m else {} for m in self.status.current_metrics],
             "events": [e.to_dict() for e in self.events],
             "trace": self.trace.to_dict(),
+            **({"prediction": self.prediction.to_dict()} if self.prediction is not None else {}),
         }

@@ -64,12 +64,36 @@ class MetricSpec:
     selector: str = "nil"  # metric selector as printed in names/messages (upstream `%+v`)
 
 
+class PredictionMode(StrEnum):
+    """`spec.prediction.mode`: Off (reactive only), ForecastOnly (forecast, score and report, never
+    act on it), Active (scale ahead of the forecast, while its accuracy holds)."""
+
+    OFF = "Off"
+    FORECAST_ONLY = "ForecastOnly"
+    ACTIVE = "Active"
+
+
+DEFAULT_HORIZON_SECONDS = 300
+DEFAULT_LOOKBACK_SECONDS = 14 * 86_400
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PredictionSpec:
+    """`spec.prediction`: how far ahead to provide capacity and how much history to learn from."""
+
+    mode: PredictionMode = PredictionMode.OFF
+    horizon_seconds: int = DEFAULT_HORIZON_SECONDS  # pod start-up time plus one sync, typically
+    lookback_seconds: int = DEFAULT_LOOKBACK_SECONDS  # at most this much history is used
+    periods_seconds: tuple[int, ...] = ()  # seasonal periods to use; empty: detect daily and weekly
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AutoscalerSpec:
     max_replicas: int
     min_replicas: int = 1
     metrics: tuple[MetricSpec, ...] = ()
     behavior: Behavior | None = None  # None: legacy normalization
+    prediction: PredictionSpec | None = None  # None: Off (a native HPA has no such field)
 
 
 @quick_init
@@ -128,6 +152,22 @@ class FetchFailure:
 
 
 Observation = PodSamples | ObjectSample | ExternalSamples | FetchFailure
+
+
+@quick_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricForecast:
+    """The forecast of one metric for this sync (`controller.forecast`), in the metric's own
+    milli-units: for Object and External metrics the value the metrics API serves; for Pods and
+    Resource metrics the total over the target's pods (the sum the per-pod average divides).
+
+    `value` is the highest value expected in `[now, now + horizon]`; None when there is no forecast,
+    and `why` says why (too little history, the history could not be read, ...). `trusted` is the
+    accuracy guard's verdict: an untrusted forecast is reported but never acted on (fallback)."""
+
+    value: int | None
+    why: str = ""
+    trusted: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,3 +246,4 @@ class SyncInput:
     selector_problem: SelectorProblem | None = None
     history: ScaleHistory | None = None
     namespace: str = ""  # the autoscaler's, for upstream's "unable to get external metric <ns>/..."
+    forecasts: tuple[MetricForecast | None, ...] = ()  # per metric (same index); used per spec.prediction

@@ -41,6 +41,7 @@ from controller.algorithm.multi_metric import (
     combine,
     evaluate_metric,
 )
+from controller.algorithm.prediction import PredictionTrace, predict
 from controller.algorithm.ratio import Tolerances
 from controller.algorithm.spec import (
     AutoscalerSpec,
@@ -186,7 +187,9 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
     seen = _Seen(traces=tuple([_metric_trace(r, now) for r in results]),
                  statuses=tuple([r.status for r in results]))  # fmt: skip
     if combined.blocked:
-        return _blocked(inp, history, combined, _got_scale(inp), events, seen)
+        blocked = predict(spec, inp.forecasts, current=current, reactive=current, pods=inp.pods,
+                          tolerances=ctx.tolerances, pod_level=config.pod_level_resources, blocked=True)  # fmt: skip
+        return _blocked(inp, history, combined, _got_scale(inp), events, seen, blocked)
     prenormalized = max(0, combined.replicas)
     reason = ""  # decided before normalization, as upstream
     if prenormalized > current:
@@ -196,6 +199,16 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
     first = TraceStep(stage=Stage.METRICS, before=current, after=prenormalized,
                       reason=combined.metric_name or "no proposal",
                       note=f"{combined.invalid} metric(s) failed" if combined.invalid else "")  # fmt: skip
+    steps: tuple[TraceStep, ...] = (first,)
+    predicted = predict(spec, inp.forecasts, current=current, reactive=prenormalized, pods=inp.pods,
+                        tolerances=ctx.tolerances, pod_level=config.pod_level_resources)  # fmt: skip
+    if predicted is not None and predicted.used and predicted.replicas is not None:
+        steps += (TraceStep(stage=Stage.PREDICTION, before=prenormalized, after=predicted.replicas,
+                            reason="forecast above the reactive recommendation",
+                            note=f"horizon {spec.prediction.horizon_seconds if spec.prediction else 0}s"),)
+        prenormalized = predicted.replicas
+        if prenormalized > current:
+            reason = c.RESCALE_FORECAST_ABOVE
     n = _normalize(inp, config, prenormalized, history)
     # Set in the order a sync sets them (AbleToScale first: a missing one is appended first); the
     # "succeeded get scale" AbleToScale it would set before the metrics is overwritten here anyway.
@@ -207,8 +220,9 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
                  n.limited.reason, n.limited.message, now)  # fmt: skip
     desired = n.limited.replicas
     return _final(inp, n.history, outcome=Outcome.SCALE if desired != current else Outcome.NO_CHANGE,
-                  desired=desired, conds=conds, steps=(first, *n.steps), events=events,
-                  error=combined.error, rescale_reason=reason, behavior=n.behavior, seen=seen)  # fmt: skip
+                  desired=desired, conds=conds, steps=(*steps, *n.steps), events=events,
+                  error=combined.error, rescale_reason=reason, behavior=n.behavior, seen=seen,
+                  prediction=predicted)  # fmt: skip
 
 
 @quick_init
@@ -222,7 +236,7 @@ class _Seen:
 
 def _blocked(
     inp: SyncInput, history: ScaleHistory, combined: Combined, conds: tuple[Condition, ...],
-    events: tuple[Event, ...], seen: _Seen,
+    events: tuple[Event, ...], seen: _Seen, prediction: PredictionTrace | None,
 ) -> Decision:  # fmt: skip
     """All metrics failed, or one failed and the others would scale down: do not scale."""
     first = combined.first_failure
@@ -238,7 +252,7 @@ def _blocked(
     step = TraceStep(stage=Stage.METRICS, before=current, after=current, reason=error,
                      note="a metric failed and the others do not scale up: no scaling")  # fmt: skip
     return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(step,),
-                  events=events, error=error, seen=seen)  # fmt: skip
+                  events=events, error=error, seen=seen, prediction=prediction)  # fmt: skip
 
 
 @quick_init
@@ -311,7 +325,7 @@ def _final(
     inp: SyncInput, history: ScaleHistory, *, outcome: Outcome, desired: int,
     conds: tuple[Condition, ...], steps: tuple[TraceStep, ...], events: tuple[Event, ...] = (),
     error: str | None = None, rescale_reason: str = "", seen: _Seen = _Seen(),
-    behavior: Behavior | None = None,
+    behavior: Behavior | None = None, prediction: PredictionTrace | None = None,
 ) -> Decision:  # fmt: skip
     prev = inp.status
     current = inp.scale.spec_replicas
@@ -330,7 +344,7 @@ def _final(
         rescale_reason=rescale_reason, status=status, previous_status=prev, events=events,
         history=history, error=error,
         trace=Trace(current=current, metrics=seen.traces, steps=steps, final=final),
-        effective_behavior=behavior,
+        effective_behavior=behavior, prediction=prediction,
     )  # fmt: skip
 
 
@@ -370,5 +384,5 @@ def _after_write(
         outcome=outcome, current_replicas=d.current_replicas, desired_replicas=d.desired_replicas,
         rescale_reason=d.rescale_reason, status=status, previous_status=d.previous_status,
         events=(*d.events, event), history=history, error=error, trace=d.trace,
-        effective_behavior=d.effective_behavior,
+        effective_behavior=d.effective_behavior, prediction=d.prediction,
     )  # fmt: skip
