@@ -168,6 +168,10 @@ class MetricForecast:
     value: int | None
     why: str = ""
     trusted: bool = True
+    # How well forecasts did lately: 1 - (forecast loss / reactive loss) over the scored past
+    # forecasts (> 0: better than reacting; None: nothing scored yet). The guard trusts it above 0.
+    skill: float | None = None
+    history_seconds: float = 0.0  # how much history the forecast was made from
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
