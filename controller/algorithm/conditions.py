@@ -61,6 +61,18 @@ class Reason(StrEnum):
     CONFLICTING_AUTOSCALER = "ConflictingAutoscaler"
 
 
+class PredictionReason(StrEnum):
+    """Reasons of our `PredictionActive` condition (spec.prediction; not upstream). The status
+    writer sets it from the decision's prediction trace; the algorithm never does."""
+
+    FORECAST_TRUSTED = "ForecastTrusted"  # True: Active, a trusted forecast raises replicas when it asks for more
+    FORECAST_ONLY = "ForecastOnly"  # mode ForecastOnly: forecast and report, never act
+    INSUFFICIENT_HISTORY = "InsufficientHistory"  # some history, less than a forecast needs
+    HISTORY_UNAVAILABLE = "HistoryUnavailable"  # no history could be read
+    FORECAST_FALLBACK = "ForecastFallback"  # the accuracy guard stopped trusting the forecast
+    NOT_EVALUATED = "NotEvaluated"  # the sync read no metrics (scale unreadable, selector problem, ...)
+
+
 class EventType(StrEnum):
     NORMAL = "Normal"
     WARNING = "Warning"
@@ -89,6 +101,9 @@ class EventReason(StrEnum):
     STATE_RESTORED = "StateRestored"
     CONFLICTING_AUTOSCALER = "ConflictingAutoscaler"
     PREVIEW_RESCALE = "PreviewRescale"
+    # spec.prediction's accuracy guard stopped (Warning) or resumed (Normal) trusting the forecast.
+    FORECAST_FALLBACK = "ForecastFallback"
+    FORECAST_RECOVERED = "ForecastRecovered"
     # Also the reason of AbleToScale/ScalingActive=False on a stored spec that breaks an HPA
     # validation rule (upstream cannot meet one: its admission refuses it). Deliberately not a
     # `Reason`: a status carrying it reads back without those two conditions, so the first sync

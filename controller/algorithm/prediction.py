@@ -43,6 +43,8 @@ class PredictedMetric:
     replicas: int | None
     why: str = ""
     trusted: bool = True
+    skill: float | None = None  # `MetricForecast.skill` (status.prediction shows it)
+    history_seconds: float = 0.0  # `MetricForecast.history_seconds`
 
     def line(self) -> str:
         if self.replicas is None:
@@ -67,7 +69,8 @@ class PredictionTrace:
         return {"mode": str(self.mode), "replicas": self.replicas, "reactive": self.reactive, "used": self.used,
                 "why": self.why,
                 "metrics": [{"index": m.index, "name": m.name, "forecast": m.forecast, "replicas": m.replicas,
-                             "why": m.why, "trusted": m.trusted} for m in self.metrics]}  # fmt: skip
+                             "why": m.why, "trusted": m.trusted, "skill": m.skill, "historySeconds": m.history_seconds}
+                            for m in self.metrics]}  # fmt: skip
 
 
 def _metric_name(spec: MetricSpec) -> str:
@@ -127,15 +130,18 @@ def predict(spec: AutoscalerSpec, forecasts: Sequence[MetricForecast | None], *,
         name = _metric_name(m)
         if f is None or f.value is None:
             why = f.why if f is not None and f.why else "no forecast for this metric"
-            out.append(PredictedMetric(index=i, name=name, forecast=None, replicas=None, why=why))
+            out.append(PredictedMetric(index=i, name=name, forecast=None, replicas=None, why=why,
+                                       history_seconds=f.history_seconds if f is not None else 0.0))
             continue
         try:
             n = predicted_replicas(m, float(f.value), current=current, pods=pods, tolerances=tolerances,
                                    pod_level=pod_level)  # fmt: skip
         except MetricError as err:
-            out.append(PredictedMetric(index=i, name=name, forecast=f.value, replicas=None, why=str(err)))
+            out.append(PredictedMetric(index=i, name=name, forecast=f.value, replicas=None, why=str(err),
+                                       skill=f.skill, history_seconds=f.history_seconds))
             continue
-        out.append(PredictedMetric(index=i, name=name, forecast=f.value, replicas=n, why=f.why, trusted=f.trusted))
+        out.append(PredictedMetric(index=i, name=name, forecast=f.value, replicas=n, why=f.why, trusted=f.trusted,
+                                   skill=f.skill, history_seconds=f.history_seconds))
     trusted = [m.replicas for m in out if m.replicas is not None and m.trusted]
     best = max(trusted) if trusted else None
     used = p.mode is PredictionMode.ACTIVE and not blocked and best is not None and best > reactive
