@@ -2,13 +2,14 @@
 
 Job: everything reconcile needs from the object, read once: identity (key, uid, generation,
 resourceVersion), the scale target, the algorithm spec with one metric plan per metric (same
-order), the PromAutoscaler extensions (syncPeriodSeconds, mode, paused), the previous status as
+order), the PromAutoscaler extensions (syncPeriodSeconds, mode, paused, prediction), the previous status as
 the algorithm's `HpaStatus` (times as epoch seconds) and the stabilization/rate history restored
 from the `status.scaleHistory` checkpoint. A malformed checkpoint or status entry never fails the
 read: it is dropped and named in `problems` (reconcile logs it); a spec the algorithm cannot use
 raises `SpecError` naming the field.
 
-Native HPAs are always `Mode.PREVIEW` (the built-in controller owns their /scale and status).
+Native HPAs are always `Mode.PREVIEW` (the built-in controller owns their /scale and status) and
+never predict (`spec.prediction` is ours; an HPA has no such field).
 
 Non-goals: fetching, writing, the checkpoint's writer side (status.py). Pure: no I/O.
 """
@@ -22,7 +23,10 @@ from typing import Any
 
 from controller.algorithm.behavior import ScaleHistory
 from controller.algorithm.conditions import Condition, ConditionType, Reason
-from controller.algorithm.spec import AutoscalerSpec, HpaStatus, MetricStatus, SourceType
+from controller.algorithm.spec import (
+    DEFAULT_HORIZON_SECONDS, DEFAULT_LOOKBACK_SECONDS, AutoscalerSpec, HpaStatus, MetricStatus, PredictionMode,
+    PredictionSpec, SourceType,
+)  # fmt: skip
 from controller.kube.hpa_spec import MetricPlan, SpecError, autoscaler_spec, scale_target_ref, source_body
 from controller.kube.ports import ObjectKey, TargetRef
 from controller.kube.times import parse_time
@@ -37,6 +41,9 @@ KIND = "PromAutoscaler"
 HPA_KIND = "HorizontalPodAutoscaler"
 DEFAULT_SYNC_PERIOD_SECONDS = 15
 MIN_SYNC_PERIOD_SECONDS, MAX_SYNC_PERIOD_SECONDS = 3, 3600
+# spec.prediction bounds (the CRD's): seconds ahead, history kept, seasonal periods (at most 4)
+HORIZON_SECONDS, LOOKBACK_SECONDS, PERIOD_SECONDS = (15, 3600), (86_400, 90 * 86_400), (3600, 28 * 86_400)
+MAX_PERIODS = 4
 
 Json = Mapping[str, Any]
 
@@ -80,12 +87,14 @@ def autoscaler_from_object(obj: Json) -> Autoscaler:
     if not isinstance(spec, Mapping):
         raise SpecError("spec: Required value")
     algorithm_spec, plans = autoscaler_spec(spec)
+    native = kind == HPA_KIND
+    if not native:
+        algorithm_spec = replace(algorithm_spec, prediction=_prediction(spec.get("prediction")))
     given_status = obj.get("status")
     raw_status: Json = given_status if isinstance(given_status, Mapping) else {}
     problems: list[str] = []
     status = parse_status(raw_status, problems)
     history, saved_at = restore_history(raw_status.get("scaleHistory"), problems)
-    native = kind == HPA_KIND
     return Autoscaler(
         key=ObjectKey(kind=kind, namespace=str(meta.get("namespace") or ""), name=str(meta.get("name") or "")),
         uid=str(meta.get("uid") or ""), generation=int(meta.get("generation") or 0),
@@ -134,6 +143,45 @@ def _paused(value: Any) -> bool:
         return False
     if not isinstance(value, bool):
         raise SpecError(f"spec.paused: Invalid value: {value!r}: must be a boolean")
+    return value
+
+
+def _prediction(value: Any) -> PredictionSpec | None:
+    """`spec.prediction` (None: absent, which is Off); the CRD's defaults for fields left out."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise SpecError(f"spec.prediction: Invalid value: {value!r}: must be an object")
+    mode = value.get("mode")
+    try:
+        parsed = PredictionMode(mode) if mode is not None else PredictionMode.OFF
+    except ValueError:
+        raise SpecError(f"spec.prediction.mode: Unsupported value: {mode!r}: supported values: "
+                        + ", ".join(f'"{m}"' for m in PredictionMode)) from None  # fmt: skip
+    periods = value.get("periodsSeconds")
+    if periods is None:
+        periods = []
+    if not isinstance(periods, list):
+        raise SpecError(f"spec.prediction.periodsSeconds: Invalid value: {periods!r}: must be a list of integers")
+    if len(periods) > MAX_PERIODS:
+        raise SpecError(f"spec.prediction.periodsSeconds: Too many: {len(periods)}: must have at most {MAX_PERIODS} "
+                        "items")  # fmt: skip
+    return PredictionSpec(
+        mode=parsed,
+        horizon_seconds=_seconds(value.get("horizonSeconds"), "horizonSeconds", HORIZON_SECONDS,
+                                 DEFAULT_HORIZON_SECONDS),
+        lookback_seconds=_seconds(value.get("lookbackSeconds"), "lookbackSeconds", LOOKBACK_SECONDS,
+                                  DEFAULT_LOOKBACK_SECONDS),
+        periods_seconds=tuple(_seconds(p, f"periodsSeconds[{i}]", PERIOD_SECONDS) for i, p in enumerate(periods)))
+
+
+def _seconds(value: Any, path: str, bounds: tuple[int, int], default: int | None = None) -> int:
+    if value is None and default is not None:
+        return default
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SpecError(f"spec.prediction.{path}: Invalid value: {value!r}: must be an integer between "
+                        f"{low} and {high}")
     return value
 
 
