@@ -93,7 +93,9 @@ def test_crd_identity_and_subresources(crd):
     assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
     assert version["subresources"] == {"status": {}}  # no scale subresource: HPAs have none
     assert [c["name"].upper() for c in version["additionalPrinterColumns"]] == [
-        "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "MODE", "REASON", "AGE"]
+        "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "PREDICTED", "MODE", "REASON", "AGE"]
+    # a new column is -o wide only: `kubectl get pas` prints what it printed before spec.prediction
+    assert [c["name"] for c in version["additionalPrinterColumns"] if c.get("priority", 0) > 0] == ["Predicted"]
 
 
 def test_schema_is_structural(schema):
@@ -114,6 +116,17 @@ def test_minimal_spec_gets_defaults(schema):
     structural.apply_defaults(minimal, schema)
     assert structural.validate(minimal, schema) == []
     assert minimal["spec"]["minReplicas"] == 1
+
+
+def test_prediction_gets_the_documented_defaults(schema):
+    given = obj({**HPA_SPEC, "prediction": {}})
+    structural.apply_defaults(given, schema)
+    assert structural.validate(given, schema) == []
+    assert given["spec"]["prediction"] == {"mode": "Off", "horizonSeconds": 300, "lookbackSeconds": 1_209_600}
+    active = obj({**HPA_SPEC, "prediction": {"mode": "Active", "periodsSeconds": [86_400, 604_800]}})
+    structural.apply_defaults(active, schema)
+    assert structural.validate(active, schema) == [] and structural.prune(active, schema) == []
+    assert autoscaler_from_object(active).spec.prediction.periods_seconds == (86_400, 604_800)
 
 
 def spec_with(path, value):
@@ -149,6 +162,15 @@ def spec_with(path, value):
                  id="select-policy-enum"),
     pytest.param({**HPA_SPEC, "syncPeriodSeconds": 2}, "spec.syncPeriodSeconds", id="sync-period-floor"),
     pytest.param({**HPA_SPEC, "mode": "Dry"}, "spec.mode", id="mode-enum"),
+    pytest.param({**HPA_SPEC, "prediction": {"mode": "On"}}, "spec.prediction.mode", id="prediction-mode-enum"),
+    pytest.param({**HPA_SPEC, "prediction": {"horizonSeconds": 3601}}, "spec.prediction.horizonSeconds",
+                 id="horizon-at-most-3600"),
+    pytest.param({**HPA_SPEC, "prediction": {"lookbackSeconds": 3600}}, "spec.prediction.lookbackSeconds",
+                 id="lookback-at-least-a-day"),
+    pytest.param({**HPA_SPEC, "prediction": {"periodsSeconds": [60]}}, "spec.prediction.periodsSeconds[0]",
+                 id="period-at-least-an-hour"),
+    pytest.param({**HPA_SPEC, "prediction": {"periodsSeconds": [3600] * 5}}, "spec.prediction.periodsSeconds",
+                 id="at-most-4-periods"),
 ])
 def test_invalid_specs_are_rejected_naming_the_field(schema, spec, field):
     bad = obj(spec)
