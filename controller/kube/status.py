@@ -4,8 +4,10 @@ Job: `build_status` turns a `Decision` into the status the CRD serves: the HPA-i
 (observedGeneration, currentReplicas, desiredReplicas, currentMetrics, lastScaleTime,
 conditions in upstream order with RFC 3339 UTC times; quantities printed as Kubernetes prints
 them), our `Paused` condition after them, `reference` and `targetsSummary` for the printer
-columns, the bounded `lastDecision`, and the `scaleHistory` checkpoint (epoch seconds) that
-lets a restarted controller keep its stabilization window and rate limits. `invalid_spec_status`
+columns, the bounded `lastDecision`, the `scaleHistory` checkpoint (epoch seconds) that
+lets a restarted controller keep its stabilization window and rate limits, and, while
+`spec.prediction.mode` is not Off, `prediction` with its `PredictionActive` condition after
+`Paused` (controller.kube.prediction_status). `invalid_spec_status`
 is the status of an object whose stored spec cannot be used (InvalidSpec conditions).
 
 `StatusDraft` is that status built field by field on first read, so `plan_status_write` (which
@@ -15,8 +17,8 @@ most syncs, which write nothing, without building the whole document.
 `plan_status_write` says whether (and why) to write: at once when the status changed
 semantically (upstream's rule) or the decision's outcome or limiting reason changed; a history
 checkpoint when the stored one is `CHECKPOINT_INTERVAL_SECONDS` old and would not restore to the
-same decisions (the caller says so); metric values alone at most every
-`METRICS_INTERVAL_SECONDS`. Under steady load that is at most two writes per minute, and none
+same decisions (the caller says so); metric values and forecasts (`prediction`) alone at most
+every `METRICS_INTERVAL_SECONDS`. Under steady load that is at most two writes per minute, and none
 while the metric values and the replicas hold still.
 
 Non-goals: the write itself (status_writer.py), native HPAs (never written). Pure: no I/O.
@@ -31,10 +33,11 @@ from typing import Any
 from controller.algorithm.behavior import ScaleHistory
 from controller.algorithm.conditions import MSG_INVALID_SPEC_NOT_SCALED, Condition, ConditionType, EventReason
 from controller.algorithm.decision import Decision
-from controller.algorithm.spec import MetricSpec, MetricStatus, SourceType
+from controller.algorithm.spec import MetricSpec, MetricStatus, PredictionMode, SourceType
 from controller.kube.hpa_spec import source_body
 from controller.kube.last_decision import last_decision, limiting_reason, targets_summary
 from controller.kube.objects import KIND, Autoscaler, Mode
+from controller.kube.prediction_status import condition_key, prediction_json
 from controller.kube.times import parse_time
 from kubecommon.kubetime import format_time
 from kubecommon.quantity import format_milli
@@ -173,6 +176,8 @@ class StatusDraft(Mapping[str, Any]):
         keys += ["currentMetrics", "conditions", "targetsSummary", "lastDecision"]
         if decision.history is not None or isinstance(autoscaler.status_json.get("scaleHistory"), Mapping):
             keys.append("scaleHistory")
+        if self._predicting():
+            keys.append("prediction")
         self._keys: tuple[str, ...] = tuple(keys)
         self._fields: dict[str, Any] = {}
 
@@ -206,7 +211,14 @@ class StatusDraft(Mapping[str, Any]):
                for c in self._decision.status.conditions]
         if self._autoscaler.key.kind == KIND:
             key.append(_paused_key(self._autoscaler.paused))
+        if self._predicting():
+            key.append(condition_key(self._decision.prediction))
         return key
+
+    def _predicting(self) -> bool:
+        """spec.prediction is on: status shows `prediction` and the `PredictionActive` condition."""
+        p = self._autoscaler.spec.prediction
+        return p is not None and p.mode is not PredictionMode.OFF and self._autoscaler.key.kind == KIND
 
     def decision_key(self) -> tuple[Any, ...]:
         """`(outcome, limitingReason, applied)` of `lastDecision`, without building it."""
@@ -238,6 +250,9 @@ class StatusDraft(Mapping[str, Any]):
             return targets_summary(a.spec.metrics, new.current_metrics)
         if key == "lastDecision":
             return last_decision(decision, a.spec.metrics, now=now, paused=a.paused, preview=a.mode is Mode.PREVIEW)
+        if key == "prediction":
+            mode = a.spec.prediction.mode if a.spec.prediction is not None else PredictionMode.OFF
+            return prediction_json(decision.prediction, mode)
         if decision.history is not None:  # scaleHistory
             return history_checkpoint(decision.history, now)
         return a.status_json["scaleHistory"]  # keep what we cannot renew
@@ -246,6 +261,9 @@ class StatusDraft(Mapping[str, Any]):
         conditions = [_condition_json(c, self._now) for c in self._decision.status.conditions]
         if self._autoscaler.key.kind == KIND:
             conditions.append(_paused_condition(self._autoscaler.status_json, self._autoscaler.paused, self._now))
+        if self._predicting():
+            conditions.append(_kept_condition(self._autoscaler.status_json,
+                                              *condition_key(self._decision.prediction), now=self._now))
         return self._finish(conditions) if self._finish is not None else conditions
 
 
@@ -309,6 +327,7 @@ def plan_status_write(previous: Json, new: Json, *, now: float, force_checkpoint
     written_at = last.get("time") if isinstance(last, Mapping) else None
     if _age(written_at, now) >= METRICS_INTERVAL_SECONDS and (
             previous.get("currentMetrics") != new.get("currentMetrics")
-            or previous.get("targetsSummary") != new.get("targetsSummary")):
+            or previous.get("targetsSummary") != new.get("targetsSummary")
+            or previous.get("prediction") != new.get("prediction")):
         return WriteReason.METRICS
     return None
