@@ -47,7 +47,7 @@ from controller.kube.status import StatusDraft, invalid_spec_status, plan_status
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
                                         paused_in_status, restorable, shadow_history_until, unrepeated,
-                                        with_builtin_rescale, with_initial_recommendation)  # fmt: skip
+                                        with_builtin_rescale, with_initial_recommendation, forecast_events)  # fmt: skip
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.selectors import SelectorError
 
@@ -301,7 +301,7 @@ class Reconciler:
             events.append(Event(type=EventType.NORMAL, reason=EventReason.PREVIEW_RESCALE,
                                 message="Preview: " + event_rescale(decision.desired_replicas,
                                                                     decision.rescale_reason)))  # fmt: skip
-        return tuple(events)
+        return (*events, *forecast_events(state, obj.status_json, decision))
 
     async def _maybe_write_status(self, obj: Autoscaler, state: ObjectState, report: SyncReport, *,
                                   scale_written: bool) -> WriteResult:  # fmt: skip

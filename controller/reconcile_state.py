@@ -2,9 +2,9 @@
 
 Per object: the `ScaleHistory` the next decision needs (restored once from the status
 checkpoint), the status JSON it last wrote (the baseline of `controller.kube.status`'s write
-rule, so a lagging watch cache never causes a second write), whether it announced a pause, the
-events of its last sync with when they were emitted (`unrepeated`), and the last report (for
-explain and preview).
+rule, so a lagging watch cache never causes a second write), whether it announced a pause or
+the forecast's fallback to reactive scaling (`forecast_events`), the events of its last sync
+with when they were emitted (`unrepeated`), and the last report (for explain and preview).
 
 `PodClaims` indexes which autoscalers selected which pods, for upstream's AmbiguousSelector check.
 
@@ -29,12 +29,13 @@ from controller.algorithm.conditions import Event, Reason
 from controller.algorithm.decision import Decision
 from controller.algorithm.spec import HpaStatus
 from controller.kube.objects import Autoscaler
+from controller.kube.prediction_status import fallback_transition
 from controller.kube.status import PAUSED_CONDITION
 from kubecommon.kubetime import format_time
 
-__all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "overlay_conditions",
-           "paused_in_status", "restorable", "shadow_history_until", "unrepeated", "with_builtin_rescale",
-           "with_initial_recommendation"]
+__all__ = ["ExtraCondition", "ObjectState", "PodClaims", "Result", "SyncReport", "WriteResult", "forecast_events",
+           "overlay_conditions", "paused_in_status", "restorable", "shadow_history_until", "unrepeated",
+           "with_builtin_rescale", "with_initial_recommendation"]
 
 PREVIEW = "Preview"
 PREVIEW_MODE = "PreviewMode"
@@ -100,6 +101,7 @@ class ObjectState:
     last_report: SyncReport | None = None
     announced: dict[tuple[str, str, str], float] = field(default_factory=dict)  # event -> when last emitted
     history_since: float | None = None  # a previewed HPA: when its shadow history started
+    forecast_fallback: bool | None = None  # the accuracy guard's last verdict (None: not yet known)
 
 
 def unrepeated(state: ObjectState, events: tuple[Event, ...], *, now: float, within: float) -> tuple[Event, ...]:
@@ -130,6 +132,13 @@ def paused_in_status(status: Mapping[str, Any]) -> bool:
     `Unpaused` for a pause lifted while it was down."""
     return any(isinstance(c, Mapping) and c.get("type") == PAUSED_CONDITION and c.get("status") == "True"
                for c in status.get("conditions") or ())
+
+
+def forecast_events(state: ObjectState, status: Mapping[str, Any], decision: Decision) -> tuple[Event, ...]:
+    """`ForecastFallback` / `ForecastRecovered` when the accuracy guard changed its verdict since
+    the last sync (or since the verdict in `status`, the last written, after a restart)."""
+    state.forecast_fallback, events = fallback_transition(state.forecast_fallback, status, decision.prediction)
+    return events
 
 
 def with_initial_recommendation(history: ScaleHistory, current: int, now: float) -> ScaleHistory:
