@@ -15,15 +15,15 @@ import sys
 import time
 from typing import TextIO
 
-from adapter.config import ConfigError
-from controller.backtest.history import HistoryError
 from controller.backtest.options import OptionsError, parse_options
 from controller.backtest.report import render_text
 from controller.backtest.report_data import render_csv, render_json
 from controller.backtest.report_html import render_html
-from controller.backtest.resolve import Unresolvable
 from controller.backtest.run import BacktestError, run_backtest
 from controller.backtest.spec_file import SpecError
+from controller.history.prometheus import HistoryError
+from controller.history.resolve import Unresolvable
+from controller.history.rules import ConfigError
 
 __all__ = ["main"]
 

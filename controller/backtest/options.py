@@ -17,7 +17,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from adapter.config.load import parse_duration
+from controller.history.rules import parse_duration
 from kubecommon import kubetime
 from kubecommon.quantity import Quantity, QuantityError
 
@@ -27,6 +27,7 @@ DEFAULT_MAX_SYNCS = 500_000
 MAX_SYNCS_LIMIT = 10 * DEFAULT_MAX_SYNCS  # beyond this the arrays and the replay take too long to be useful
 MAX_PARALLEL = 32  # range queries in flight against one Prometheus
 MAX_POINTS = 11_000  # Prometheus' limit of points per series in one range query
+MAX_POD_STARTUP = 3600.0  # a pod not ready within an hour is a broken rollout, not start-up to model
 _NICE_STEPS = (15, 30, 60, 120, 300, 600, 900, 1800, 3600)
 _TIME_FORMS = "use RFC 3339 with an offset (2026-11-18T00:00:00Z), unix seconds, now or now-7d"
 _NO_OFFSET = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}([.,]\d+)?)?)?", re.ASCII)
@@ -61,6 +62,7 @@ class Options:
     tolerance: float = 0.1
     downscale_stabilization: float = 300.0
     headers: Mapping[str, str] = field(default_factory=dict)
+    pod_startup: float = 0.0  # seconds from a pod's creation until it is ready and serves load
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     a("--chunk-points", type=int, default=5_000, help="ticks per range query (default 5000, at most 11000)")
     a("--tolerance", type=float, default=0.1, help="--horizontal-pod-autoscaler-tolerance (default 0.1)")
     a("--downscale-stabilization", default="5m", help="the controller's downscale window (default 5m)")
+    a("--pod-startup", default="0s", metavar="DURATION",
+      help="a pod added at t serves load (and is Ready) from t + DURATION; per-pod values divide the load by "
+           "the ready pods (default 0s: ready at once)")
     a("--prometheus-header", action="append", default=[], metavar="KEY=VALUE")
     return p
 
@@ -214,6 +219,9 @@ def parse_options(argv: Sequence[str], *, now: float) -> Options:
     _check_limits(ns)
     if ns.actual_replicas is not None and ns.actual_replicas < 0:
         raise OptionsError("--actual-replicas must not be negative")
+    pod_startup = _duration(ns.pod_startup, "--pod-startup")
+    if not 0 <= pod_startup <= MAX_POD_STARTUP:
+        raise OptionsError(f"--pod-startup must be between 0s and 1h, got {ns.pod_startup}")
     return Options(
         spec_file=ns.filename, compare_file=ns.compare, prometheus_url=_prometheus_url(ns.prometheus_url),
         rules_file=ns.rules,
@@ -226,5 +234,5 @@ def parse_options(argv: Sequence[str], *, now: float) -> Options:
         flap_window=_duration(ns.flap_window, "--flap-window"), max_syncs=ns.max_syncs,
         parallel=ns.parallel, chunk_points=ns.chunk_points, tolerance=ns.tolerance,
         downscale_stabilization=_duration(ns.downscale_stabilization, "--downscale-stabilization"),
-        headers=headers,
+        headers=headers, pod_startup=pod_startup,
     )

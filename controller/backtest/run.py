@@ -17,19 +17,17 @@ from dataclasses import dataclass
 
 import yaml
 
-from adapter.config import load_config
-from adapter.rules import compile_config
-from adapter.rules.compile import CompiledConfig
 from controller.algorithm import ControllerConfig
 from controller.algorithm.spec import SourceType, TargetType
-from controller.backtest import history as hist
 from controller.backtest.model import Accumulator, Gap, Grid, LoadModel, MetricHistory, assumption_for, gaps
 from controller.backtest.options import Options, suggest_step, sync_count
 from controller.backtest.report import MetricInfo, Report, SpecRun, fmt_seconds
-from controller.backtest.resolve import MetricQuery, QueryKind, resolve_all, series_queries
 from controller.backtest.simulate import simulate
 from controller.backtest.spec_file import BacktestSpec, SpecError, spec_from_manifest
 from controller.backtest.summary import pods_per_node, summarize
+from controller.history import prometheus as hist
+from controller.history.rules import CompiledConfig, load_rules
+from controller.history.resolve import MetricQuery, QueryKind, default_pod_regex, resolve_all, series_queries
 
 __all__ = ["BacktestError", "Inputs", "fetch_inputs", "replay", "run_backtest"]
 
@@ -60,15 +58,6 @@ def make_grid(opts: Options, specs: Sequence[BacktestSpec]) -> Grid:
             f"use --step {suggest_step(opts.start, opts.end, opts.max_syncs)} (every spec then syncs at it) or a "
             "shorter range (or raise --max-syncs)")
     return Grid(start=opts.start, step=step, count=count, stop=opts.end)
-
-
-def default_pod_regex(kind: str, name: str) -> str:
-    """The target's pod names without a cluster to read its selector: a StatefulSet's are name-<ordinal>;
-    a Deployment's name-<template hash>-<suffix>, a ReplicaSet's name-<suffix>. One or two segments after
-    the name, never three, so the pods of a sibling Deployment `name-worker` are not taken for the target's."""
-    if kind == "StatefulSet":
-        return f"{re.escape(name)}-[0-9]+"
-    return f"{re.escape(name)}-[a-z0-9]+(-[a-z0-9]+)?"
 
 
 def _check_requests(spec: BacktestSpec, opts: Options) -> None:
@@ -147,7 +136,7 @@ class Inputs:
 async def fetch_inputs(opts: Options, *, progress: Callable[[int, int], None] | None = None) -> Inputs:
     """Read the spec(s) and rules, resolve every metric, fetch the history (the I/O phase)."""
     specs = [load_spec(opts.spec_file)] + ([load_spec(opts.compare_file)] if opts.compare_file else [])
-    compiled: CompiledConfig = compile_config(load_config(opts.rules_file))
+    compiled: CompiledConfig = load_rules(opts.rules_file)
     main = specs[0]
     grid = make_grid(opts, specs)
     for s in specs:
@@ -165,9 +154,11 @@ async def fetch_inputs(opts: Options, *, progress: Callable[[int, int], None] | 
         raise BacktestError(f"--pod-regex {pod_regex!r}: {err}") from None
     async with hist.PrometheusHistory(opts.prometheus_url, parallel=opts.parallel, headers=opts.headers,
                                       progress=progress) as prometheus:
-        needed = tuple(dict.fromkeys(q for s in specs for q in series_queries(compiled, s)))
+        needed = tuple(dict.fromkeys(q for s in specs for q in series_queries(compiled, s.autoscaler.metrics)))
         shapes = await prometheus.series_shapes(needed, grid.start, grid.end)
-        resolved = tuple(resolve_all(compiled, s, shapes, rules_path=opts.rules_file) for s in specs)
+        resolved = tuple(resolve_all(compiled, shapes, namespace=s.namespace, metrics=s.autoscaler.metrics,
+                                     metric_selectors=s.metric_selectors, rules_path=opts.rules_file)
+                         for s in specs)
         fetched = await _fetch(opts, grid, [q for qs in resolved for q in qs], pod_pattern, prometheus)
     return Inputs(grid=grid, specs=tuple(specs), resolved=resolved, fetched=fetched, namespace=namespace,
                   pod_regex=pod_regex)

@@ -14,7 +14,7 @@ contract that holds the synchronous clients out of `controller`.
 Prometheus' `warnings` (a partial answer when a store is down behind Thanos or Mimir) do not stop
 the run: they are kept, per query, for the report.
 
-Non-goals: the PromQL (from `resolve`), folding samples (`model.Accumulator`). I/O only here.
+Non-goals: the PromQL (from `resolve`), folding samples (`fold.Accumulator`). I/O only here.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from controller.backtest.model import Grid, Series
+from controller.history.fold import Grid, Series
 
 __all__ = ["HistoryError", "Job", "PrometheusHistory", "chunks"]
 

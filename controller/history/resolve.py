@@ -4,21 +4,24 @@ Resource metrics use `resourceRules` (the adapter's `containerQuery`, grouped by
 container, summed per pod here); Pods and Object metrics the custom rule whose series exposes
 the metric for that resource (rules in file order, series in Prometheus' order, last one wins, as
 the adapter's registry); External metrics the external rule that names it. The query text comes
-from `adapter.rules.query`, the one renderer, so the backtest asks Prometheus exactly what the
-adapter would. Which series a rule exposes comes from its `seriesQuery` answer (`SeriesShapes`),
-fetched by the caller.
+from `adapter.rules.query`, the one renderer, so the backtest and the live controller's history
+ask Prometheus exactly what the adapter would. Which series a rule exposes comes from its
+`seriesQuery` answer (`SeriesShapes`), fetched by the caller.
 
-The pod set: the backtest has no cluster, so per-pod queries cover every pod of the namespace
-(no name matcher, as the adapter does for a large selection) and the caller keeps the pods whose
-name matches a regular expression (by default `run.default_pod_regex`: the target's name and the
-suffixes its controller gives pod names).
+The pod set: history outlives the pods that made it, so per-pod queries cover every pod of the
+namespace (no name matcher, as the adapter does for a large selection) and the caller keeps the
+pods whose name matches a regular expression (by default `default_pod_regex`: the target's name
+and the suffixes its controller gives pod names). The live controller's watch cache knows only
+the pods that run now, which is not the history's pod set.
 
-Non-goals: fetching, the load model. Pure: no I/O, no clock.
+Takes plain values (namespace, metric specs, selectors), not a backtest spec: the backtest and
+the live controller both call it. Non-goals: fetching, the load model. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -26,10 +29,10 @@ from adapter.rules import query
 from adapter.rules.compile import CompiledConfig, CompiledRule
 from adapter.rules.resources import DEFAULT_TABLE, PODS, GroupResource, is_root_scoped_for_discovery
 from controller.algorithm.spec import MetricSpec, SourceType
-from controller.backtest.spec_file import BacktestSpec
 from kubecommon.selectors import SelectorError, parse_selector
 
-__all__ = ["MetricQuery", "QueryKind", "SeriesShapes", "Unresolvable", "resolve_all", "series_queries"]
+__all__ = ["MetricQuery", "QueryKind", "SeriesShapes", "Unresolvable", "default_pod_regex", "resolve_all",
+           "series_queries"]
 
 # seriesQuery -> the (series name, label names) shapes Prometheus answered for it
 SeriesShapes = Mapping[str, tuple[tuple[str, frozenset[str]], ...]]
@@ -57,9 +60,18 @@ class MetricQuery:
     rule: str = ""  # where the rule sits in the rule file
 
 
-def series_queries(compiled: CompiledConfig, spec: BacktestSpec) -> tuple[str, ...]:
+def default_pod_regex(kind: str, name: str) -> str:
+    """The target's pod names without reading its selector: a StatefulSet's are name-<ordinal>;
+    a Deployment's name-<template hash>-<suffix>, a ReplicaSet's name-<suffix>. One or two segments after
+    the name, never three, so the pods of a sibling Deployment `name-worker` are not taken for the target's."""
+    if kind == "StatefulSet":
+        return f"{re.escape(name)}-[0-9]+"
+    return f"{re.escape(name)}-[a-z0-9]+(-[a-z0-9]+)?"
+
+
+def series_queries(compiled: CompiledConfig, metrics: Sequence[MetricSpec]) -> tuple[str, ...]:
     """The seriesQuery strings whose answers `resolve_all` needs (none for Resource-only specs)."""
-    kinds = {m.type for m in spec.autoscaler.metrics}
+    kinds = {m.type for m in metrics}
     wanted: list[CompiledRule] = []
     if kinds & {SourceType.PODS, SourceType.OBJECT}:
         wanted += compiled.custom
@@ -68,13 +80,14 @@ def series_queries(compiled: CompiledConfig, spec: BacktestSpec) -> tuple[str, .
     return tuple(dict.fromkeys(r.series_query for r in wanted))
 
 
-def resolve_all(compiled: CompiledConfig, spec: BacktestSpec, shapes: SeriesShapes,
-                *, rules_path: str) -> tuple[MetricQuery, ...]:
-    """One query per metric, or `Unresolvable` for the first metric the rules cannot serve."""
+def resolve_all(compiled: CompiledConfig, shapes: SeriesShapes, *, namespace: str, metrics: Sequence[MetricSpec],
+                metric_selectors: Sequence[str], rules_path: str) -> tuple[MetricQuery, ...]:
+    """One query per metric, or `Unresolvable` for the first metric the rules cannot serve.
+    `metric_selectors` holds each metric's selector in query-string form ("" for none)."""
     out = []
-    for index, metric in enumerate(spec.autoscaler.metrics):
+    for index, metric in enumerate(metrics):
         try:
-            out.append(_resolve(compiled, spec, shapes, index, metric))
+            out.append(_resolve(compiled, shapes, namespace, metric_selectors[index], index, metric))
         except (query.QueryError, SelectorError) as err:
             raise Unresolvable(_hint(metric, f"the rule cannot render a query: {err}", rules_path)) from None
         except Unresolvable as err:
@@ -87,12 +100,11 @@ def _hint(metric: MetricSpec, why: str, rules_path: str) -> str:
             f"Run `python -m adapter check-config {rules_path} --prometheus-url URL` to see what the rules expose")
 
 
-def _resolve(compiled: CompiledConfig, spec: BacktestSpec, shapes: SeriesShapes, index: int,
+def _resolve(compiled: CompiledConfig, shapes: SeriesShapes, ns: str, metric_selector: str, index: int,
              metric: MetricSpec) -> MetricQuery:
-    ns = spec.namespace
     if metric.type in (SourceType.RESOURCE, SourceType.CONTAINER_RESOURCE):
         return _resource(compiled, ns, index, metric)
-    selector = parse_selector(spec.metric_selectors[index])
+    selector = parse_selector(metric_selector)
     if metric.type == SourceType.EXTERNAL:
         rule, series = _find_external(compiled, shapes, metric.name)
         promql = query.render_external(rule, series_name=series, namespace=ns, metric_selector=selector)

@@ -17,7 +17,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from controller.backtest.history import HistoryError, Job, PrometheusHistory
+from controller.history.prometheus import HistoryError, Job, PrometheusHistory
 from controller.backtest.model import Grid
 from controller.backtest.options import parse_options
 from controller.backtest.report import render_text

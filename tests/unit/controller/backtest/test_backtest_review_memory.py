@@ -11,7 +11,7 @@ import tracemalloc
 
 from controller.algorithm.spec import MetricSpec, MetricTarget, TargetType
 from controller.backtest.model import Accumulator, Grid
-from controller.backtest.resolve import MetricQuery, QueryKind
+from controller.history.resolve import MetricQuery, QueryKind
 
 GRID = Grid(start=0.0, step=15.0, count=100_000)  # 17 days at 15 s
 SPEC = MetricSpec(type="Pods", name="rps", target=MetricTarget(type=TargetType.AVERAGE_VALUE, average_value=1000))

@@ -18,7 +18,7 @@ from controller.algorithm.spec import (
     AutoscalerSpec, FetchFailure, MetricSpec, MetricTarget, PodSamples, TargetType,
 )  # fmt: skip
 from controller.backtest.model import Accumulator, Grid, LoadModel, MetricHistory
-from controller.backtest.resolve import MetricQuery, QueryKind
+from controller.history.resolve import MetricQuery, QueryKind
 from controller.backtest.simulate import simulate
 
 GRID = Grid(start=1000.0, step=15.0, count=4)

@@ -18,7 +18,7 @@ from controller.algorithm import ControllerConfig
 from controller.algorithm.pods import ContainerInfo, PodInfo, PodMetric
 from controller.algorithm.spec import ExternalSamples, PodSamples
 from controller.backtest.model import Grid, LoadModel, MetricHistory
-from controller.backtest.resolve import MetricQuery, QueryKind
+from controller.history.resolve import MetricQuery, QueryKind
 from controller.backtest.simulate import simulate
 from controller.backtest.spec_file import spec_from_manifest
 from controller.kube.fake import FakeEventSink, FakePodLister, FakeScaleClient, FakeStatusWriter

@@ -8,7 +8,7 @@ import pytest
 
 from controller.algorithm.spec import ExternalSamples, FetchFailure, MetricSpec, MetricTarget, ObjectSample, PodSamples, TargetType
 from controller.backtest.model import Accumulator, Gap, Grid, LoadModel, assumption_for, gaps
-from controller.backtest.resolve import MetricQuery, QueryKind
+from controller.history.resolve import MetricQuery, QueryKind
 
 GRID = Grid(start=1000.0, step=15.0, count=6)
 

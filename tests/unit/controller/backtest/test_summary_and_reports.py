@@ -19,7 +19,7 @@ from controller.backtest.model import Gap, Grid, LoadModel, MetricHistory
 from controller.backtest.report import MetricInfo, Report, SpecRun, render_text
 from controller.backtest.report_data import render_csv, render_json
 from controller.backtest.report_html import render_html
-from controller.backtest.resolve import MetricQuery, QueryKind
+from controller.history.resolve import MetricQuery, QueryKind
 from controller.backtest.simulate import ScaleChange, simulate
 from controller.backtest.summary import count_flaps, pods_per_node, summarize
 

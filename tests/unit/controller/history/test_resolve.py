@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from adapter.config import parse_config
 from adapter.rules import compile_config
-from controller.backtest.resolve import QueryKind, Unresolvable, resolve_all, series_queries
-from controller.backtest.spec_file import spec_from_manifest
+from controller.history.resolve import MetricQuery, QueryKind, Unresolvable, default_pod_regex, resolve_all, series_queries
+from controller.backtest.spec_file import BacktestSpec, spec_from_manifest
 
 RULES = compile_config(parse_config("""
 rules:
@@ -37,10 +39,15 @@ SHAPES = {
 }
 
 
-def _spec(metric: dict[str, object]) -> object:
+def _spec(metric: dict[str, object]) -> BacktestSpec:
     return spec_from_manifest({
         "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web", "namespace": "shop"},
         "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 5, "metrics": [metric]}})
+
+
+def _resolve(spec: BacktestSpec) -> tuple[MetricQuery, ...]:
+    return resolve_all(RULES, SHAPES, namespace=spec.namespace, metrics=spec.autoscaler.metrics,
+                       metric_selectors=spec.metric_selectors, rules_path="rules.yaml")
 
 
 @pytest.mark.parametrize(("metric", "kind", "promql"), [
@@ -62,14 +69,14 @@ def _spec(metric: dict[str, object]) -> object:
 ])
 def test_each_metric_type_resolves_to_the_adapters_query(metric: dict[str, object], kind: QueryKind, promql: str) -> None:
     spec = _spec(metric)
-    (query,) = resolve_all(RULES, spec, SHAPES, rules_path="rules.yaml")  # type: ignore[arg-type]
+    (query,) = _resolve(spec)
     assert (query.kind, query.promql) == (kind, promql)
     assert query.rule.startswith("rules.yaml: ")
 
 
 def test_only_the_series_queries_a_spec_needs_are_asked() -> None:
     cpu_only = _spec({"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}})
-    assert series_queries(RULES, cpu_only) == ()  # type: ignore[arg-type]
+    assert series_queries(RULES, cpu_only.autoscaler.metrics) == ()
 
 
 @pytest.mark.parametrize(("metric", "says"), [
@@ -82,6 +89,16 @@ def test_only_the_series_queries_a_spec_needs_are_asked() -> None:
 ])
 def test_an_unresolvable_metric_is_named_with_the_check_config_hint(metric: dict[str, object], says: str) -> None:
     with pytest.raises(Unresolvable) as caught:
-        resolve_all(RULES, _spec(metric), SHAPES, rules_path="rules.yaml")  # type: ignore[arg-type]
+        _resolve(_spec(metric))
     text = str(caught.value)
     assert says in text and "python -m adapter check-config rules.yaml" in text
+
+
+@pytest.mark.parametrize(("kind", "name", "pod", "matches"), [
+    pytest.param("Deployment", "web", "web-7d9f8c6b5-x2x9q", True, id="a Deployment's pod"),
+    pytest.param("Deployment", "web", "web-worker-7d9f8c6b5-x2x9q", False, id="a sibling Deployment's pod is not the target's"),
+    pytest.param("StatefulSet", "db", "db-0", True, id="a StatefulSet's ordinal"),
+    pytest.param("StatefulSet", "db", "db-x", False, id="a StatefulSet's pods have ordinals only"),
+])
+def test_the_default_pod_pattern_takes_the_targets_pods_only(kind: str, name: str, pod: str, matches: bool) -> None:
+    assert bool(re.fullmatch(default_pod_regex(kind, name), pod)) is matches
