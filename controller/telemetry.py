@@ -9,7 +9,8 @@ direction) and `error` (spec/internal/none) next to our `kind` and `result`;
 as `kubectl get hpa` shows them: each metric's value next to its target (`metric_value`,
 `metric_target`, in the target's unit: a percentage for Utilization), `min_replicas`/`max_replicas`,
 `desired_replicas`, `current_replicas`, and as KEDA per ScaledObject `paused` and
-`autoscaler_errors_total{error}`, on the leader only; a deleted object's series go with
+`autoscaler_errors_total{error}`, and `prediction_*` (controller.telemetry_prediction), on the
+leader only; a deleted object's series go with
 it, also when it is deleted during its sync. client-go's names too: `workqueue_depth`,
 `workqueue_adds_total`, `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
 `workqueue_retries_total` (name="promautoscaler", client-go's buckets), the stuck-worker gauges
@@ -52,6 +53,7 @@ from controller.metrics.report import FetchOutcome
 from controller.reconcile import SyncOutcome
 from controller.reconcile_state import Result, SyncReport, WriteResult
 from controller.run.queue import Due
+from controller.telemetry_prediction import PredictionGauges
 
 __all__ = ["ControllerTelemetry", "build_http_app"]
 
@@ -151,6 +153,7 @@ class ControllerTelemetry:
                                  ["name"], buckets=_WORKQUEUE_BUCKETS, registry=r).labels(_QUEUE_NAME)
         self.checkpoints = Counter(f"{_NS}_shutdown_checkpoints", "Histories saved to status at shutdown.",
                                    registry=r)  # fmt: skip
+        self.prediction = PredictionGauges(r, _NS)
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # (id(metric), labels) -> child
         # per object: (desired, current, native HPA desired) last set on the per-object gauges
         self._shown: dict[ObjectKey, tuple[int | None, int, int | None]] = {}
@@ -199,6 +202,7 @@ class ControllerTelemetry:
                         metric_type).inc()  # fmt: skip
         key = outcome.key
         self._show_metrics(key, report)
+        self.prediction.show(key, report)
         self._show_delay_ratio(key, report, failed=outcome.failed)
         hpa = report.autoscaler.status.desired_replicas if kind != "PromAutoscaler" else None
         # a preview claims no count it could not decide (None: the series is withdrawn)
@@ -260,6 +264,7 @@ class ControllerTelemetry:
         self._shown.pop(key, None)
         self._lateness.pop(key, None)
         self._regular.pop(key, None)
+        self.prediction.forget(key)
         _remove(self.delay_ratio, key.kind, key.namespace, key.name)
         shown = self._metrics_shown.pop(key, None)
         if shown is not None:
