@@ -20,6 +20,7 @@ Non-goals: fetching, deciding. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,7 +32,8 @@ from controller.history.fold import Accumulator, Grid, MetricHistory, Series
 from controller.history.resolve import MetricQuery, QueryKind
 from kubecommon import kubetime
 
-__all__ = ["Accumulator", "Gap", "Grid", "LoadModel", "MetricHistory", "Series", "assumption_for", "gaps", "iso_time", "since"]
+__all__ = ["Accumulator", "Gap", "Grid", "LoadModel", "MetricHistory", "Series", "assumption_for", "gaps", "iso_time",
+           "since"]
 
 
 def iso_time(ts: float) -> str:
