@@ -5,10 +5,11 @@ Reads the PromAutoscaler's `status.lastDecision` through the API server (or, wit
 previewed native HPAs and carries the full trace; over HTTPS with `--token` or the kubeconfig
 user's token, which the controller checks with the API server) and prints what a person needs in ten seconds:
 the outcome, each metric's value against its target and what it proposed, every step that
-changed the number and why the final count is what it is; for a previewed HPA, its own
-`status.desiredReplicas` next to ours; a sync that decided no count (metrics or /scale unreadable)
-says so, and a conflicting autoscaler that kept a decision from being applied is named.
-`-o json` prints the document as read.
+changed the number and why the final count is what it is, the forecast's part (`status.prediction`
+while spec.prediction is not Off: each metric's forecast, what it asks for, whether it is
+trusted); for a previewed HPA, its own `status.desiredReplicas` next to ours; a sync that
+decided no count (metrics or /scale unreadable) says so, and a conflicting autoscaler that kept
+a decision from being applied is named. `-o json` prints the document as read.
 
 Exit status: 0 printed; 1 the object or its decision could not be read (the message says why and
 what to check: not found, RBAC, not synced, a standby replica, the controller unreachable or its
@@ -81,6 +82,24 @@ def _step_line(s: Mapping[str, Any]) -> str:
     return f"  {s.get('stage', '?')}: {change} ({s.get('reason', '')}{note})"
 
 
+def _prediction_lines(p: Mapping[str, Any]) -> list[str]:
+    """`status.prediction` (or the /debug document's copy): mode, reason, why, one line per metric."""
+    asks = f"; asks for {p['replicas']} (reactive {p.get('reactiveReplicas', '?')})" if "replicas" in p else ""
+    lines = [f"Prediction ({p.get('mode', '?')}, {p.get('reason', '?')}{asks}): {p.get('message', '')}"]
+    for m in p.get("metrics") or ():
+        if not isinstance(m, Mapping):
+            continue
+        head = (f"forecast {m['forecast']} -> {m.get('replicas', '?')} replicas" if "forecast" in m
+                else "no forecast")  # fmt: skip
+        facts = ["trusted" if m.get("trusted", True) else "not trusted: reactive only"]
+        if "skill" in m:
+            facts.append(f"skill {m['skill']}")
+        facts.append(f"{float(m.get('historySeconds') or 0) / 86_400:.1f} days of history")
+        why = f"; {m['message']}" if m.get("message") else ""
+        lines.append(f"  {m.get('name', '?')}: {head} ({', '.join(facts)}{why})")
+    return lines
+
+
 def _against_hpa(hpa_desired: Any, ours: Any) -> str:
     """The previewed HPA's own `status.desiredReplicas` next to our count, the difference named."""
     head = f"HorizontalPodAutoscaler's own status.desiredReplicas: {hpa_desired}"
@@ -128,6 +147,9 @@ def render(doc: Mapping[str, Any], *, title: str) -> str:
     if metrics:
         lines.append("Metrics:")
         lines += [_metric_line(m) for m in metrics]
+    prediction = doc.get("prediction")
+    if isinstance(prediction, Mapping):
+        lines += _prediction_lines(prediction)
     steps: Sequence[Mapping[str, Any]] = last.get("steps") or ()
     changed = [s for s in steps if s.get("before") != s.get("after")]
     if changed:
@@ -169,9 +191,13 @@ async def _from_status(kubeconfig: str | None, namespace: str, name: str) -> Map
 
 
 def status_document(status: Mapping[str, Any]) -> dict[str, Any]:
-    """What `render` reads from a PromAutoscaler's status: `lastDecision` and the conditions (which
-    say, for one, that a conflicting autoscaler kept the decision from being applied)."""
-    return {"lastDecision": status.get("lastDecision"), "conditions": list(status.get("conditions") or ())}
+    """What `render` reads from a PromAutoscaler's status: `lastDecision`, the conditions (which
+    say, for one, that a conflicting autoscaler kept the decision from being applied) and
+    `prediction` when there is one."""
+    doc = {"lastDecision": status.get("lastDecision"), "conditions": list(status.get("conditions") or ())}
+    if isinstance(status.get("prediction"), Mapping):
+        doc["prediction"] = status["prediction"]
+    return doc
 
 
 def _read_problem(err: KubeError, namespace: str, name: str) -> str:

@@ -11,7 +11,8 @@ PromAutoscalers' last decisions are served there too (their status keeps a bound
 
 The document's `lastDecision` has exactly the shape of a PromAutoscaler's `status.lastDecision`
 (built by `controller.kube.last_decision`), so `explain` renders both the same way, but is never
-cut to the status copy's size: it lists every metric and step the decision used.
+cut to the status copy's size: it lists every metric and step the decision used. While
+spec.prediction is not Off it also has `prediction`, shaped as `status.prediction`.
 
 A previewed HPA's history starts at its first sync in this process (after a restart or a new
 leader) as upstream's does after its own restart: one recommendation of the current count, no
@@ -29,6 +30,7 @@ from typing import Any
 
 from controller.kube.last_decision import last_decision
 from controller.kube.objects import HPA_KIND, KIND, Mode
+from controller.kube.prediction_status import prediction_json
 from controller.kube.ports import ObjectKey
 from kubecommon.kubetime import format_time
 from controller.reconcile_state import CONFLICTING_AUTOSCALER, SyncReport
@@ -65,6 +67,8 @@ def decision_document(report: SyncReport) -> dict[str, Any]:
         "trace": d.trace.to_dict(),
         "explanation": d.explain().splitlines(),
     }  # fmt: skip
+    if obj.spec.prediction is not None and d.prediction is not None:
+        doc["prediction"] = prediction_json(d.prediction, obj.spec.prediction.mode)
     if obj.key.kind == HPA_KIND:
         doc["hpaDesiredReplicas"] = obj.status.desired_replicas
         history = _history(report)
