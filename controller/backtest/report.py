@@ -83,12 +83,17 @@ def summary_rows(report: Report) -> list[tuple[str, list[str]]]:
         ("largest single change", [str(x.largest_change) for x in s]),
         ("replicas min / max seen", [f"{x.min_replicas_seen} / {x.max_replicas_seen}" for x in s]),
         ("time above target", [fmt_seconds(x.seconds_above_target) for x in s]),
+        ("time above target + tolerance", [fmt_seconds(x.seconds_above_tolerance) for x in s]),
+        ("deficit replica-hours (needed - ready)", [_num(x.deficit_replica_hours, 2) for x in s]),
         ("time below target (all metrics)", [fmt_seconds(x.seconds_below_target) for x in s]),
         ("peak value / target", [_num(x.peak_ratio, 2) for x in s]),
         ("time at maxReplicas", [fmt_seconds(x.seconds_at_max) for x in s]),
         ("time at minReplicas", [fmt_seconds(x.seconds_at_min) for x in s]),
         ("syncs held: metrics missing or failed", [str(x.blocked_ticks) for x in s]),
     ]
+    if any(r.timeline.horizon for r in report.runs):
+        rows.append(("syncs raised by the forecast", [str(sum(r.timeline.predicted)) if r.timeline.horizon else "-"
+                                                      for r in report.runs]))
     if report.actual:
         rows += [("steps at another count than recorded", [_num(x.steps_differing) for x in s]),
                  ("time above / below recorded", [f"{_dur(x.seconds_above_actual)} / {_dur(x.seconds_below_actual)}"

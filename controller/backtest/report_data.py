@@ -5,7 +5,9 @@ JSON: `inputs`, `model` (per spec and metric: query, rule, assumption), `gaps`, 
 `warnings`, and per spec the `summary` (with `differences`, the runs of steps at another count
 than recorded), the scale `changes` (`external`: made outside the autoscaler, followed) and
 `steps` (time, replicas, actual replicas, per-metric value as the algorithm compared it to the
-target, the stage that limited the count, the error). NaN and unknown values are null. CSV
+target, the stage that limited the count, the error, the ready replicas and the replicas needed at
+target + tolerance; for a predictive spec each metric's forecast and whether it raised the count).
+Runs are in the order given: `-f`, then `--compare`. NaN and unknown values are null. CSV
 columns: time, spec, replicas, actual_replicas, limited_by, error, then `metric<k>_value`,
 `metric<k>_target` for every metric index.
 
@@ -46,7 +48,10 @@ def _run(run: SpecRun, report: Report) -> dict[str, Any]:
         "steps": [{"time": fmt_time(t.grid.time(i)), "replicas": t.replicas[i],
                    "actualReplicas": actual[i] if actual else None,
                    "values": [_v(values[i]) for values in t.values],
-                   "limitedBy": t.limited_by[i], "error": t.errors[i] or None}
+                   "limitedBy": t.limited_by[i], "error": t.errors[i] or None,
+                   **({"readyReplicas": t.ready[i], "neededReplicas": _v(t.needed[i])} if t.ready else {}),
+                   **({"forecasts": [_v(f[i]) for f in t.forecasts], "predicted": bool(t.predicted[i])}
+                      if t.forecasts else {})}
                   for i in range(t.grid.count)],
     }
 

@@ -2,7 +2,9 @@
 
 Charts: replicas over time (every spec overlaid, the actual replicas dashed when known, each
 scale event marked, min/max as thin lines); one chart per metric index with each spec's value as
-the algorithm compared it and its target (dashed); nodes needed when node sizes were given.
+the algorithm compared it and its target (dashed); for a predictive spec, per metric, the forecast
+made at each sync against what happened (the recorded load, and dashed its highest value over the
+horizon after the sync, which the forecast aimed at); nodes needed when node sizes were given.
 Long series are reduced to the min and max of each of at most `_BUCKETS` buckets, so peaks
 survive. Every line is a `<polyline>` with `data-series` naming it. Then the summary table, the
 load model per metric (query, rule, assumption), the gaps and the inputs.
@@ -13,6 +15,7 @@ Non-goals: computing anything. Pure: returns a string.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Sequence
 from html import escape
 
@@ -113,6 +116,45 @@ def _metric_charts(report: Report) -> list[_Chart]:
     return charts
 
 
+def _ahead(values: Sequence[float], ticks: int) -> list[float]:
+    """Per tick, the highest value in the next `ticks` ticks (the tick itself included): what a forecast
+    of the highest value over the horizon is judged against (NaN where none is known)."""
+    out: list[float] = []
+    window: deque[tuple[int, float]] = deque()  # (index, value), values decreasing: a sliding maximum
+    for i in range(len(values) - 1, -1, -1):
+        v = values[i]
+        if not math.isnan(v):
+            while window and window[-1][1] <= v:
+                window.pop()
+            window.append((i, v))
+        while window and window[0][0] > i + ticks:
+            window.popleft()
+        out.append(window[0][1] if window else math.nan)
+    out.reverse()
+    return out
+
+
+def _forecast_charts(report: Report) -> list[_Chart]:
+    """Per predictive run and metric: the forecast made at each sync, the highest recorded load over
+    the horizon after it (what it aimed at) and the recorded load, in the metric's milli-units."""
+    grid = report.runs[0].timeline.grid
+    charts = []
+    for k, run in enumerate(report.runs):
+        t = run.timeline
+        for m, (forecast, load) in enumerate(zip(t.forecasts, t.loads, strict=False)):
+            ahead = _ahead(load, max(0, round(t.horizon / grid.step)))
+            finite = [v for v in (*forecast, *load) if math.isfinite(v)]
+            if not any(math.isfinite(v) for v in forecast):
+                continue
+            chart = _Chart(f"Forecast vs what happened: {run.name} metric {m} ({run.metrics[m].label}, m; "
+                           f"horizon {fmt_seconds(t.horizon)})", grid.count, max(finite, default=1.0) * 1.1)
+            chart.line(f"recorded load {m}: {run.name}", load, "#555")
+            chart.line(f"highest load over the horizon {m}: {run.name}", ahead, "#2ca02c", True)
+            chart.line(f"forecast {m}: {run.name}", forecast, _COLOURS[k % len(_COLOURS)])
+            charts.append(chart)
+    return charts
+
+
 def _nodes_chart(report: Report) -> _Chart | None:
     per = report.per_node
     if not per:
@@ -134,7 +176,7 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def render_html(report: Report) -> str:
     grid = report.runs[0].timeline.grid
     start, end = fmt_time(grid.start), fmt_time(grid.end)
-    charts = [_replicas_chart(report), *_metric_charts(report)]
+    charts = [_replicas_chart(report), *_metric_charts(report), *_forecast_charts(report)]
     nodes = _nodes_chart(report)
     if nodes is not None:
         charts.append(nodes)

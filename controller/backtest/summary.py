@@ -6,8 +6,11 @@ next tick, the last one until `--to`), so a figure never exceeds the range it co
 * replica-hours: the simulated count held over each tick (and the actual count's, when known);
 * scale events (up / down), the largest single change, and flaps: a scale event in the opposite
   direction of the previous one within `flap_window` seconds of it;
-* under-provisioning: ticks where any metric's value (as the algorithm compared it to its target)
-  is above the target, as time, and the peak value / target ratio; over-provisioning: ticks where
+* under-provisioning: ticks where any metric's value (as the algorithm compared it to its target;
+  with pod start-up, an AverageValue metric over the ready pods) is above the target, as time, and
+  above it by more than the tolerance; the peak value / target ratio; deficit replica-hours: the
+  replicas needed (every metric at its target plus the tolerance: a shortfall the HPA accepts is
+  none) minus the ready replicas, when positive, over time; over-provisioning: ticks where
   every metric that could be read is below its target;
 * time at maxReplicas and at minReplicas;
 * against the recorded replicas (when known): how many steps had a different count, the time
@@ -56,6 +59,8 @@ class Summary:
     min_replicas_seen: int
     max_replicas_seen: int
     seconds_above_target: float
+    seconds_above_tolerance: float  # a metric above its target by more than the tolerance
+    deficit_replica_hours: float  # sum over ticks of max(0, replicas needed - ready replicas) x tick hours
     seconds_below_target: float  # every metric read below its target (more replicas than needed)
     peak_ratio: float | None  # max value / target over every metric and tick (None: no values)
     seconds_at_max: float
@@ -91,6 +96,10 @@ def summarize(t: Timeline, model: LoadModel, *, flap_window: float,
     low = spec.min_replicas
     reps = t.replicas
     above, below, peak = _against_target(t)
+    beyond = _beyond_tolerance(t)
+    ready = t.ready if len(t.ready) == grid.count else reps
+    needed = t.needed if len(t.needed) == grid.count else [math.nan] * grid.count
+    deficit = [0.0 if math.isnan(n) else max(0.0, n - r) for n, r in zip(needed, ready, strict=True)]
     actual = [model.actual_replicas(i) for i in range(grid.count)]
     nodes = [math.ceil(r / per_node) for r in reps] if per_node else []
     own = [c for c in t.changes if not c.external]  # the target's writes made outside are not decisions
@@ -104,6 +113,7 @@ def summarize(t: Timeline, model: LoadModel, *, flap_window: float,
         largest_change=max((abs(c.after - c.before) for c in own), default=0),
         min_replicas_seen=min(reps, default=0), max_replicas_seen=max(reps, default=0),
         seconds_above_target=_weighted(above, spans), seconds_below_target=_weighted(below, spans), peak_ratio=peak,
+        seconds_above_tolerance=_weighted(beyond, spans), deficit_replica_hours=_weighted(deficit, spans) / 3600.0,
         seconds_at_max=_weighted([r >= spec.max_replicas for r in reps], spans),
         seconds_at_min=_weighted([r <= low and (r > 0 or low == 0) for r in reps], spans),  # 0 < min: disabled
         blocked_ticks=sum(1 for b in t.limited_by if b == "blocked"),
@@ -163,6 +173,13 @@ def _against_target(t: Timeline) -> tuple[list[bool], list[bool], float | None]:
         above.append(any(r > 1.0 for r in ratios))
         below.append(bool(ratios) and all(r < 1.0 for r in ratios))
     return above, below, peak
+
+
+def _beyond_tolerance(t: Timeline) -> list[bool]:
+    """Per tick: any metric above its target by more than the (scale-up) tolerance."""
+    limit = 1.0 + t.tolerance
+    pairs = [(values, target) for values, target in zip(t.values, t.targets, strict=True) if target > 0]
+    return [any(values[i] > target * limit for values, target in pairs) for i in range(t.grid.count)]
 
 
 def gap_seconds(found: Sequence[Gap], step: float) -> float:
