@@ -25,12 +25,13 @@ from kubecommon.selectors import parse_selector
 from kubecommon.status import status_error_from_dict
 
 __all__ = ["FakeEventSink", "FakePodLister", "FakeScaleClient", "FakeStatusWriter", "RecordedEvent", "api_error",
-           "conflict_error"]
+           "conflict_error", "target_key"]
 
 _MAX_CONFLICT_RETRIES = 5
 
 
-def _target_key(namespace: str, ref: TargetRef) -> tuple[str, str, str, str]:
+def target_key(namespace: str, ref: TargetRef) -> tuple[str, str, str, str]:
+    """How `FakeScaleClient` keys a target (its error and conflict maps too): only the group counts."""
     group, _version = split_api_version(ref.api_version, ref.kind)
     return namespace, group, ref.kind, ref.name
 
@@ -64,11 +65,11 @@ class FakeScaleClient:
         self._rv += 1
         info = ScaleInfo(spec_replicas=replicas, selector=selector, resource_version=str(self._rv),
                          status_replicas=replicas if status_replicas is None else status_replicas)
-        self.scales[_target_key(namespace, ref)] = info
+        self.scales[target_key(namespace, ref)] = info
         return info
 
     async def get(self, namespace: str, ref: TargetRef) -> ScaleInfo:
-        key = _target_key(namespace, ref)
+        key = target_key(namespace, ref)
         self.gets += 1
         if key in self.get_errors:
             raise self.get_errors[key]
@@ -84,7 +85,7 @@ class FakeScaleClient:
         return any(k[1] == group and k[2] == kind for k in self.scales)
 
     async def update(self, namespace: str, ref: TargetRef, replicas: int, scale: ScaleInfo) -> ScaleInfo:
-        key = _target_key(namespace, ref)
+        key = target_key(namespace, ref)
         if key in self.update_errors:
             raise self.update_errors[key]
         for _attempt in range(_MAX_CONFLICT_RETRIES):

@@ -1,11 +1,12 @@
 """Conformance runner for the controller: replays `hpa*.json` vector cases against
-`controller.algorithm` (called by `python hack/conformance.py controller FILE.json`).
+`controller.algorithm` and `controller.reconcile` (called by `python hack/conformance.py
+controller FILE.json`).
 
 Each case kind maps onto the pure function reproducing the upstream function it was taken from
 (`controller_cases.py`); `controller_reconcile` cases replay one whole `reconcileAutoscaler()`
-pass with `controller_reconcile.py` as the I/O shell. Vector conventions (the file's
-`conventions` block): instants are seconds relative to now=0, "zero" is Go's zero time, windows
-are strict.
+pass on the real `Reconciler` over the map-backed fakes (`controller_reconcile.py`). Vector
+conventions (the file's `conventions` block): instants are seconds relative to now=0, "zero" is
+Go's zero time, windows are strict.
 
 Output (the shared case loop, hack/conformance/runner.py): `PASS id`, `FAIL id: expected ... got
 ...`, `SKIP id: reason`; then `N passed, N failed, N skipped`; exit 1 if anything failed. Nothing

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hack.conformance.controller_reconcile import reconcile
+
 __all__ = ["DEVIATIONS", "LOG_DEVIATIONS", "Deviation", "excusing"]
 
 Component = Literal["adapter", "controller"]
@@ -28,6 +30,15 @@ def _every_case(case: Mapping[str, Any]) -> bool:
 def _as_ours(got: Any, case: Mapping[str, Any]) -> Any:
     """No normaliser: the deviation is documented, no case encodes it, it excuses nothing."""
     return got
+
+
+def _controller_reconcile(case: Mapping[str, Any]) -> bool:
+    return case.get("kind") == "controller_reconcile"
+
+
+def _as_upstream_sync(got: Any, case: Mapping[str, Any]) -> Any:
+    """The case replayed as upstream's controller reads a spec the API server refuses."""
+    return reconcile(case["inputs"], as_upstream=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -353,6 +364,18 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="templates may use `join` (not a Go builtin) to print a slice with a separator; "
         "upstream would reject such a template at start.",
         normalise=_as_ours,
+    ),
+    Deviation(
+        component="controller",
+        name="invalid-spec-never-synced",
+        reason="an autoscaler whose stored spec breaks a rule of kube-apiserver's validation (minReplicas "
+        "0 without an Object or External metric, a metric target without a type) is never synced: "
+        "status and a Warning "
+        "`InvalidSpec` say why. Upstream's controller syncs what it is given; its unit tests build such "
+        "HPAs, which the API server would refuse. Normalised: the same Reconciler, given the spec as "
+        "upstream's controller reads it.",
+        normalise=_as_upstream_sync,
+        applies=_controller_reconcile,
     ),
     Deviation(
         component="controller",
