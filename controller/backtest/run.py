@@ -19,12 +19,14 @@ import yaml
 
 from controller.algorithm import ControllerConfig
 from controller.algorithm.spec import SourceType, TargetType
-from controller.backtest.model import Accumulator, Gap, Grid, LoadModel, MetricHistory, assumption_for, gaps
+from controller.backtest import warmup
+from controller.backtest.model import Accumulator, Gap, Grid, LoadModel, MetricHistory, assumption_for, gaps, since
 from controller.backtest.options import Options, suggest_step, sync_count
 from controller.backtest.report import MetricInfo, Report, SpecRun, fmt_seconds
-from controller.backtest.simulate import simulate
+from controller.backtest.simulate import predictive, simulate
 from controller.backtest.spec_file import BacktestSpec, SpecError, spec_from_manifest
 from controller.backtest.summary import pods_per_node, summarize
+from controller.forecast import History
 from controller.history import prometheus as hist
 from controller.history.rules import CompiledConfig, load_rules
 from controller.history.resolve import MetricQuery, QueryKind, default_pod_regex, resolve_all, series_queries
@@ -90,7 +92,8 @@ class _Fetched:
 
 
 async def _fetch(opts: Options, grid: Grid, queries: Sequence[MetricQuery], pod_pattern: re.Pattern[str],
-                 prometheus: hist.PrometheusHistory) -> _Fetched:
+                 prometheus: hist.PrometheusHistory, *, counted_from: int = 0) -> _Fetched:
+    """Every query over `grid`; gaps are reported from tick `counted_from` on (the range, after the warm-up)."""
     accs: dict[tuple[str, ...], tuple[str, Accumulator]] = {}
     for q in queries:
         accs.setdefault(_key(q), (_label(q), Accumulator.for_query(q, grid, pod_pattern)))
@@ -102,10 +105,12 @@ async def _fetch(opts: Options, grid: Grid, queries: Sequence[MetricQuery], pod_
                              promql=opts.actual_replicas_query, consume=actual_acc.add))
     await prometheus.fetch(jobs, grid, chunk_points=opts.chunk_points)
     histories = {key: acc.history() for key, (_label_, acc) in accs.items()}
-    found = [g for key, (label, _acc) in accs.items() for g in gaps(label, histories[key].present, grid)]
+    counted = Grid(start=grid.time(counted_from), step=grid.step, count=grid.count - counted_from, stop=grid.stop)
+    found = [g for key, (label, _acc) in accs.items()
+             for g in gaps(label, histories[key].present[counted_from:], counted)]
     actual = actual_acc.history() if actual_acc is not None else None
     if actual is not None:
-        found += gaps("actual replicas", actual.present, grid)
+        found += gaps("actual replicas", actual.present[counted_from:], counted)
     elif opts.actual_replicas is not None:
         actual = MetricHistory(total=array("d", [opts.actual_replicas * 1000.0]) * grid.count,
                                present=b"\x01" * grid.count, pods=array("H", bytes(2 * grid.count)))
@@ -125,12 +130,15 @@ def _actual_source(opts: Options) -> str:
 class Inputs:
     """Everything a replay needs, read from files and Prometheus."""
 
-    grid: Grid
+    grid: Grid  # [--from, --to]
     specs: tuple[BacktestSpec, ...]
     resolved: tuple[tuple[MetricQuery, ...], ...]
-    fetched: _Fetched
+    fetched: _Fetched  # over the warm-up and the range
     namespace: str
     pod_regex: str
+    warm: int = 0  # warm-up ticks before --from
+    earlier: _Fetched | None = None  # the predictive specs' history before the warm-up
+    earlier_grid: Grid | None = None
 
 
 async def fetch_inputs(opts: Options, *, progress: Callable[[int, int], None] | None = None) -> Inputs:
@@ -159,9 +167,27 @@ async def fetch_inputs(opts: Options, *, progress: Callable[[int, int], None] | 
         resolved = tuple(resolve_all(compiled, shapes, namespace=s.namespace, metrics=s.autoscaler.metrics,
                                      metric_selectors=s.metric_selectors, rules_path=opts.rules_file)
                          for s in specs)
-        fetched = await _fetch(opts, grid, [q for qs in resolved for q in qs], pod_pattern, prometheus)
+        warm = _warm_ticks(opts, specs, grid)
+        full = warmup.extended(grid, warm)
+        fetched = await _fetch(opts, full, [q for qs in resolved for q in qs], pod_pattern, prometheus,
+                               counted_from=warm)
+        earlier_grid = warmup.before(full, warmup.lookback_seconds([s.autoscaler for s in specs]))
+        earlier = None
+        if earlier_grid is not None:  # the forecasters' history: a separate read, chunked like the rest
+            earlier = await _fetch(opts, earlier_grid, [q for s, qs in zip(specs, resolved, strict=True)
+                                                        if predictive(s.autoscaler) for q in qs],
+                                   pod_pattern, prometheus, counted_from=earlier_grid.count)
     return Inputs(grid=grid, specs=tuple(specs), resolved=resolved, fetched=fetched, namespace=namespace,
-                  pod_regex=pod_regex)
+                  pod_regex=pod_regex, warm=warm, earlier=earlier, earlier_grid=earlier_grid)
+
+
+def _warm_ticks(opts: Options, specs: Sequence[BacktestSpec], grid: Grid) -> int:
+    """Warm-up ticks: the longest window any spec looks back on (and the pod start-up), in whole sync
+    periods of every spec, so each syncs at --from as it would without a warm-up."""
+    seconds = max(warmup.warmup_seconds(s.autoscaler, downscale_stabilization=opts.downscale_stabilization,
+                                        pod_startup=opts.pod_startup) for s in specs)
+    period = math.lcm(*(max(1, round(s.sync_period / grid.step)) for s in specs))
+    return math.ceil(seconds / grid.step / period - 1e-9) * period
 
 
 async def run_backtest(opts: Options, *, progress: Callable[[int, int], None] | None = None) -> Report:
@@ -170,12 +196,13 @@ async def run_backtest(opts: Options, *, progress: Callable[[int, int], None] | 
 
 def replay(opts: Options, inputs: Inputs) -> Report:
     """Replay every spec on the fetched history and summarise (the decide phase; no I/O)."""
-    return _replay(opts, inputs.grid, inputs.specs, inputs.resolved, inputs.fetched, namespace=inputs.namespace,
-                   pod_regex=inputs.pod_regex)
+    return _replay(opts, inputs)
 
 
-def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: Sequence[Sequence[MetricQuery]],
-            fetched: _Fetched, *, namespace: str, pod_regex: str) -> Report:
+def _replay(opts: Options, inputs: Inputs) -> Report:
+    grid, specs, resolved, fetched = inputs.grid, inputs.specs, inputs.resolved, inputs.fetched
+    namespace, pod_regex, warm = inputs.namespace, inputs.pod_regex, inputs.warm
+    full = warmup.extended(grid, warm)
     config = ControllerConfig(tolerance=opts.tolerance, downscale_stabilization=opts.downscale_stabilization)
     per_node = pods_per_node(opts.node_allocatable, opts.pod_requests) if opts.node_allocatable else None
     explain = None if opts.explain_at is None else min(max(grid.index(opts.explain_at), 0), grid.count - 1)
@@ -184,13 +211,25 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
     runs: list[SpecRun] = []
     model = None
     for spec, queries in zip(specs, resolved, strict=True):
-        model = LoadModel(grid=grid, queries=queries, histories=[fetched.histories[_key(q)] for q in queries],
-                          actual=fetched.actual, window=window)
-        first = model.first_actual()  # 0 is a count (autoscaling disabled), not "unknown"
+        histories = [fetched.histories[_key(q)] for q in queries]
+        whole = LoadModel(grid=full, queries=queries, histories=histories, actual=fetched.actual, window=window)
+        forecasters = _forecast_histories(inputs, spec, queries, whole, full, window)
+        skip = _first_known(histories, fetched.actual, warm)  # the warm-up starts where the history does
+        sync_every = max(1, round(spec.sync_period / grid.step))
+        skip -= skip % sync_every
+        lead = warm - skip
+        replayed = LoadModel(grid=warmup.extended(grid, lead), queries=queries,
+                             histories=[since(h, skip) for h in histories],
+                             actual=None if fetched.actual is None else since(fetched.actual, skip), window=window)
+        model = LoadModel(grid=grid, queries=queries, histories=[since(h, warm) for h in histories],
+                          actual=None if fetched.actual is None else since(fetched.actual, warm), window=window)
+        first = replayed.first_actual()  # 0 is a count (autoscaling disabled), not "unknown"
         initial = spec.autoscaler.min_replicas if first is None else first
-        timeline = simulate(spec.name, spec.autoscaler, model, grid, config=config, requests=opts.pod_requests,
-                            initial_replicas=initial, explain_at=explain,
-                            sync_every=max(1, round(spec.sync_period / grid.step)), namespace=namespace)
+        timeline = simulate(spec.name, spec.autoscaler, replayed, warmup.extended(grid, lead), config=config,
+                            requests=opts.pod_requests, initial_replicas=initial,
+                            explain_at=None if explain is None else explain + lead, sync_every=sync_every,
+                            namespace=namespace, pod_startup=opts.pod_startup, counted_from=lead,
+                            histories=forecasters)
         metrics = tuple(MetricInfo(label=_label(q), unit="%" if timeline.targets and _is_util(q) else "m",
                                    promql=q.promql, rule=q.rule, assumption=assumption_for(q))
                         for q in queries)
@@ -199,21 +238,47 @@ def _replay(opts: Options, grid: Grid, specs: Sequence[BacktestSpec], resolved: 
                             metrics=metrics))
     assert model is not None
     actual = tuple(model.actual_replicas(i) for i in range(grid.count)) if fetched.actual is not None else ()
-    inputs = {"spec": opts.spec_file, "compare": opts.compare_file or "", "rules": opts.rules_file,
+    shown = {"spec": opts.spec_file, "compare": opts.compare_file or "", "rules": opts.rules_file,
               "prometheus": opts.prometheus_url, "namespace": namespace, "pods": f"names matching {pod_regex}",
               "step": fmt_seconds(grid.step),
               "sync periods": ", ".join(f"{s.name}: {fmt_seconds(s.sync_period)}" for s in specs)
               + ("" if opts.step is None else " (--step)"), "tolerance": f"{opts.tolerance:g}",
               "downscale stabilization (legacy path)": fmt_seconds(opts.downscale_stabilization),
               "pod requests": _res(opts.pod_requests), "node allocatable": _res(opts.node_allocatable),
-              "initial replicas": "the actual replicas at the first tick, else minReplicas",
-              "simulated pods": "ready at once, past CPU initialization; load spread evenly; as many as the "
-                                "target's pods that reported nothing (actual - reporting) stay without metrics",
+              "initial replicas": "the actual replicas at the warm-up's first tick, else minReplicas",
+              "warm-up": f"{fmt_seconds(warm * grid.step)} replayed before --from (the longest behavior window or "
+                         "pod start-up), counted in no figure",
+              "simulated pods": ("ready at once, past CPU initialization" if not opts.pod_startup else
+                                 f"Running, not Ready and serving nothing for {fmt_seconds(opts.pod_startup)} after "
+                                 "they are added (--pod-startup)")
+                                + "; load spread evenly over the ready pods; as many as the target's pods that "
+                                  "reported nothing (actual - reporting) stay without metrics",
               "scaled to/from 0 outside the autoscaler": "followed from the actual replicas when minReplicas > 0"}
     if any(s.paused for s in specs):
-        inputs["spec.paused"] = "ignored: the replay shows what the spec would do unpaused"
-    return Report(inputs=inputs, runs=tuple(runs), gaps=fetched.gaps, warnings=fetched.warnings, actual=actual,
+        shown["spec.paused"] = "ignored: the replay shows what the spec would do unpaused"
+    return Report(inputs=shown, runs=tuple(runs), gaps=fetched.gaps, warnings=fetched.warnings, actual=actual,
                   actual_source=source, per_node=per_node, flap_window=opts.flap_window)
+
+
+def _first_known(histories: Sequence[MetricHistory], actual: MetricHistory | None, warm: int) -> int:
+    """The first warm-up tick with a sample of any metric or of the actual replicas (`warm`: none)."""
+    found = [i for h in (*histories, *([actual] if actual is not None else []))
+             if 0 <= (i := h.present.find(1, 0, warm))]
+    return min(found, default=warm)
+
+
+def _forecast_histories(inputs: Inputs, spec: BacktestSpec, queries: Sequence[MetricQuery], replayed: LoadModel,
+                        full: Grid, window: float) -> tuple[History, ...]:
+    """A predictive spec's per-metric load for its forecaster: the history before the warm-up, then the
+    warm-up and the range (the forecaster reads only what precedes each sync)."""
+    if not predictive(spec.autoscaler):
+        return ()
+    earlier, earlier_grid = inputs.earlier, inputs.earlier_grid
+    before = None
+    if earlier is not None and earlier_grid is not None:
+        before = LoadModel(grid=earlier_grid, queries=queries, histories=[earlier.histories[_key(q)] for q in queries],
+                           actual=earlier.actual, window=window)
+    return warmup.forecast_histories(replayed, full, before, earlier_grid, len(queries))
 
 
 def _is_util(q: MetricQuery) -> bool:
