@@ -69,6 +69,7 @@ class PredictionReason(StrEnum):
     FORECAST_ONLY = "ForecastOnly"  # mode ForecastOnly: forecast and report, never act
     INSUFFICIENT_HISTORY = "InsufficientHistory"  # some history, less than a forecast needs
     HISTORY_UNAVAILABLE = "HistoryUnavailable"  # no history could be read
+    NO_FORECAST = "NoForecast"  # enough history, no forecast from it (no cycle, no recent sample)
     FORECAST_FALLBACK = "ForecastFallback"  # the accuracy guard stopped trusting the forecast
     NOT_EVALUATED = "NotEvaluated"  # the sync read no metrics (scale unreadable, selector problem, ...)
 

@@ -26,13 +26,14 @@ from typing import Any
 from controller.algorithm.conditions import Event, EventReason, EventType, PredictionReason
 from controller.algorithm.prediction import PredictedMetric, PredictionTrace
 from controller.algorithm.spec import PredictionMode
+from controller.forecast.seasonal import MIN_HISTORY_SECONDS
 from kubecommon.quantity import format_milli
 
 __all__ = ["PREDICTION_ACTIVE", "condition_key", "fallback_transition", "fell_back", "prediction_json",
            "prediction_reason"]
 
 PREDICTION_ACTIVE = "PredictionActive"
-_MIN_HISTORY = "a forecast needs at least 2 days of samples"
+_MIN_HISTORY = f"a forecast needs at least {MIN_HISTORY_SECONDS / 86_400:g} days of samples"
 
 
 def fell_back(trace: PredictionTrace) -> bool:
@@ -51,9 +52,16 @@ def prediction_reason(trace: PredictionTrace | None) -> PredictionReason:
     if fell_back(trace):
         return PredictionReason.FORECAST_FALLBACK
     missing = [m for m in trace.metrics if m.forecast is None]
-    if any(m.history_seconds > 0 for m in missing):
+    if any(_too_little(m) for m in missing):
         return PredictionReason.INSUFFICIENT_HISTORY
-    return PredictionReason.HISTORY_UNAVAILABLE if missing else PredictionReason.NOT_EVALUATED
+    if any(m.history_seconds <= 0 for m in missing):
+        return PredictionReason.HISTORY_UNAVAILABLE
+    return PredictionReason.NO_FORECAST if missing else PredictionReason.NOT_EVALUATED
+
+
+def _too_little(m: PredictedMetric) -> bool:
+    """Some history was read, less than a forecast needs (none at all: it could not be read)."""
+    return 0 < m.history_seconds < MIN_HISTORY_SECONDS
 
 
 def _names(metrics: list[PredictedMetric]) -> str:
@@ -73,11 +81,15 @@ def _condition_message(reason: PredictionReason, trace: PredictionTrace | None) 
         return (f"the accuracy guard fell back to reactive scaling: recent forecasts of {names} did not beat it "
                 "(status.prediction.metrics[].skill)")
     if reason is PredictionReason.INSUFFICIENT_HISTORY:
-        names = _names([m for m in metrics if m.forecast is None and m.history_seconds > 0])
+        names = _names([m for m in metrics if m.forecast is None and _too_little(m)])
         return f"too little history yet to forecast {names} ({_MIN_HISTORY}); scaling is reactive until then"
     if reason is PredictionReason.HISTORY_UNAVAILABLE:
-        names = _names([m for m in metrics if m.forecast is None])
+        names = _names([m for m in metrics if m.forecast is None and m.history_seconds <= 0])
         return f"no history of {names} could be read (status.prediction.metrics[].message); scaling is reactive"
+    if reason is PredictionReason.NO_FORECAST:
+        names = _names([m for m in metrics if m.forecast is None])
+        return (f"no forecast of {names} from its history (status.prediction.metrics[].message says why); "
+                "scaling is reactive")
     return ("no forecast was evaluated in the last sync (the target's scale, pods or metrics could not be used); "
             "scaling is reactive")
 

@@ -86,10 +86,14 @@ def test_forecast_only_reports_the_predicted_replicas_and_scales_nothing():
 
 
 @pytest.mark.parametrize(("forecast", "reason", "words"), [
-    pytest.param(MetricForecast(value=None, why="1.5 days of history, 2 needed", history_seconds=1.5 * DAY),
+    pytest.param(MetricForecast(value=None, why="too little history: 36.0 h of samples", trusted=False,
+                                history_seconds=1.5 * DAY),
                  "InsufficientHistory", "too little history yet to forecast Pods rps", id="insufficient-history"),
     pytest.param(MetricForecast(value=None, why="range query failed: 503"), "HistoryUnavailable",
                  "no history of Pods rps could be read", id="history-unavailable"),
+    pytest.param(MetricForecast(value=None, why="no daily or weekly cycle in the history", trusted=False,
+                                history_seconds=14 * DAY),
+                 "NoForecast", "no forecast of Pods rps from its history", id="no-cycle-in-enough-history"),
     pytest.param(MetricForecast(value=60_000, why="skill -0.20 over 40 scored forecasts", trusted=False, skill=-0.2,
                                 history_seconds=14 * DAY),
                  "ForecastFallback", "the accuracy guard fell back to reactive scaling", id="guard-fell-back"),
