@@ -125,10 +125,7 @@ class Reconciler:
         self._claims = PodClaims()
 
     def resume(self, key: ObjectKey, history: ScaleHistory | None) -> None:
-        """Hold `history` as this process's memory of `key`, as a replica that has synced it all
-        along holds it: the status checkpoint is not read and the restart rule
-        (`with_initial_recommendation`) is not applied; None is an object it has not decided for
-        yet. For replaying one sync of a long-running controller (hack/conformance)."""
+        """Hold `history` (None: none yet) as if this process had synced `key` all along (hack/conformance)."""
         state = self._states.setdefault(key, ObjectState())
         state.history, state.restored = history, True
 

@@ -315,3 +315,13 @@ def _observed(got: _Replay, learned: Mapping[str, Any]) -> Json:
         "status_cpu_current_utilization_percent": cpu,
         "status_current_replicas": status.get("currentReplicas"),
     }  # fmt: skip
+
+
+def is_reconcile_case(case: Mapping[str, Any]) -> bool:
+    return case.get("kind") == "controller_reconcile"
+
+
+def as_upstream(got: Any, case: Mapping[str, Any]) -> Json:
+    """The deviation `invalid-spec-never-synced`'s normaliser: the case replayed with a spec the API
+    server refuses read as upstream's controller reads it (`_object`)."""
+    return reconcile(case["inputs"], as_upstream=True)

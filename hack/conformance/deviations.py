@@ -15,8 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from hack.conformance.controller_reconcile import reconcile
+from hack.conformance.controller_reconcile import as_upstream, is_reconcile_case
 
 __all__ = ["DEVIATIONS", "LOG_DEVIATIONS", "Deviation", "excusing"]
 
@@ -30,15 +29,6 @@ def _every_case(case: Mapping[str, Any]) -> bool:
 def _as_ours(got: Any, case: Mapping[str, Any]) -> Any:
     """No normaliser: the deviation is documented, no case encodes it, it excuses nothing."""
     return got
-
-
-def _controller_reconcile(case: Mapping[str, Any]) -> bool:
-    return case.get("kind") == "controller_reconcile"
-
-
-def _as_upstream_sync(got: Any, case: Mapping[str, Any]) -> Any:
-    """The case replayed as upstream's controller reads a spec the API server refuses."""
-    return reconcile(case["inputs"], as_upstream=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -366,16 +356,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
         normalise=_as_ours,
     ),
     Deviation(
-        component="controller",
-        name="invalid-spec-never-synced",
-        reason="an autoscaler whose stored spec breaks a rule of kube-apiserver's validation (minReplicas "
-        "0 without an Object or External metric, a metric target without a type) is never synced: "
-        "status and a Warning "
-        "`InvalidSpec` say why. Upstream's controller syncs what it is given; its unit tests build such "
-        "HPAs, which the API server would refuse. Normalised: the same Reconciler, given the spec as "
-        "upstream's controller reads it.",
-        normalise=_as_upstream_sync,
-        applies=_controller_reconcile,
+        component="controller", name="invalid-spec-never-synced", normalise=as_upstream, applies=is_reconcile_case,
+        reason="a stored spec kube-apiserver refuses (minReplicas 0 without Object or External metrics, an untyped "
+        "target) is never synced (InvalidSpec); upstream's controller syncs it. Normalised: read as upstream does.",
     ),
     Deviation(
         component="controller",
