@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ("controller_decisions", "backtest", "relist", "adapter_latency", "standin_list", "kube_client")
+BENCHMARKS = ("controller_decisions", "backtest", "prediction", "relist", "adapter_latency", "standin_list",
+              "kube_client")
 
 
 def main(argv: list[str]) -> int:
