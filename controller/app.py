@@ -35,6 +35,10 @@ from aiohttp import web
 
 from controller.algorithm import ControllerConfig
 from controller.algorithm.pods import ReadinessConfig
+from controller.history.live import HistoryStore, LiveForecasts
+from controller.history.prometheus import PrometheusHistory, authorization
+from controller.history.rules import ConfigError, load_rules
+from controller.history.source import ForecastSource, NoHistory
 from controller.http_auth import EndpointGuard
 from controller.kube.events import KubeEventSink
 from controller.kube.objects import API_GROUP, HPA_KIND, KIND
@@ -45,7 +49,7 @@ from controller.kube.scale_cache import CachedScaleClient
 from controller.kube.status_writer import KubeStatusWriter
 from controller.kubeconfig import client_config
 from controller.metrics.rest import AggregatedMetricsSource
-from controller.options import RunOptions, parse
+from controller.options import HistoryOptions, RunOptions, parse
 from controller.preview import decision_lookup
 from controller.reconcile import Reconciler
 from controller.run.leader import LeaderElector
@@ -62,6 +66,7 @@ from kubecommon.kube.errors import KubeError
 from kubecommon.kube.resources import ResourceInfo, ResourceResolver
 from kubecommon.kube.reviews import SubjectAccessReviewer, TokenReviewer
 from kubecommon.serving import CertFiles, DynamicServingContext, ensure_self_signed
+from kubecommon.tls import client_ssl_context
 
 __all__ = ["main"]
 
@@ -98,6 +103,31 @@ def _controller_config(o: RunOptions) -> ControllerConfig:
                                                       initial_readiness_delay=o.initial_readiness_delay))  # fmt: skip
 
 
+def _history_reader(h: HistoryOptions) -> PrometheusHistory | None:
+    """The Prometheus the forecasts read history from (None without --prometheus-url)."""
+    if h.prometheus_url is None:
+        return None
+    try:
+        tls = client_ssl_context(ca_file=h.ca_file, cert_file=h.client_cert_file, key_file=h.client_key_file,
+                                 insecure=h.insecure_skip_tls_verify) if h.prometheus_url.startswith("https") else None
+    except (OSError, ValueError) as err:  # ssl.SSLError is an OSError
+        raise StartupError(f"cannot load the TLS files for Prometheus (--prometheus-ca-file, "
+                           f"--prometheus-client-tls-cert-file/-key-file): {err}") from None
+    return PrometheusHistory(h.prometheus_url, parallel=4, timeout=h.timeout, headers=dict(h.headers), ssl_context=tls,
+                             authorization=authorization(token_file=h.token_file, username=h.basic_auth_username,
+                                                         password_file=h.basic_auth_password_file))  # fmt: skip
+
+
+def _forecast_source(h: HistoryOptions, reader: PrometheusHistory | None) -> ForecastSource:
+    if reader is None or h.rules is None:
+        return NoHistory()
+    try:
+        rules = load_rules(h.rules)
+    except ConfigError as err:
+        raise StartupError(f"--rules: {err}") from None
+    return LiveForecasts(HistoryStore(reader, rules, rules_path=h.rules, step=h.step, max_lookback=h.max_lookback))
+
+
 class Controller:
     """Everything the controller runs, built from options; `run()` until `stop` is set."""
 
@@ -122,11 +152,13 @@ class Controller:
         is_leader = self.elector.is_leader if self.elector is not None else (lambda: True)
         # Scales read from watch caches of the targeted kinds (GET /scale when they cannot answer).
         self.scale_reads = CachedScaleClient(KubeScaleClient(client, resolver), client, namespace=ns)
+        self.history_reader = _history_reader(o.history)  # spec.prediction's history (session opened in run)
         self.reconciler = Reconciler(
             scale=self.scale_reads, pods=CachedPodLister(self.pods_cache),
             metrics=AggregatedMetricsSource(client, resolver, observer=self.telemetry.observe_fetch),
             status=KubeStatusWriter(client), events=self.events, config=_controller_config(o),
             is_leader=is_leader, wall_clock=time.time, checkpoint_interval=o.checkpoint_interval,
+            forecasts=_forecast_source(o.history, self.history_reader),
         )  # fmt: skip
         self.queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=loop.time))
         claim_only = frozenset() if o.preview_native_hpas else frozenset({HPA_KIND})
@@ -189,10 +221,14 @@ class Controller:
         self.events.start()
         for cache in self.caches:
             cache.start()
+        if self.history_reader is not None:
+            await self.history_reader.__aenter__()
         try:
             await self._wait_synced()
             await self._serve(stop)
         finally:
+            if self.history_reader is not None:
+                await self.history_reader.__aexit__(None, None, None)
             await self.events.stop()
             await self.scale_reads.stop()
             for cache in self.caches:

@@ -21,6 +21,16 @@
 | `--authorization-always-allow-paths` | /healthz,/livez,/readyz | same |
 | `--watch-namespace` | all namespaces | |
 | `--status-checkpoint-interval` | 1m0s | (none: how often history may reach status between scale writes) |
+| `--prometheus-url` | none: objects with `spec.prediction` stay reactive and say why | the adapter's flag |
+| `--rules` | required with `--prometheus-url` | the adapter's `--config` (the same rule file) |
+| `--prometheus-*` credentials and TLS (below) | as the adapter's | the adapter's flags, same meaning |
+| `--history-step` | 1m0s | (none: the resolution of the history forecasts read) |
+| `--history-max-lookback` | 336h0m0s | (none: a longer `spec.prediction.lookbackSeconds` is capped) |
+
+The Prometheus flags mirror the adapter's: `--prometheus-ca-file`, `--prometheus-client-tls-cert-file`
+/ `-key-file`, `--prometheus-insecure-skip-tls-verify`, `--prometheus-token-file`,
+`--prometheus-basic-auth-username` / `-password-file`, `--prometheus-auth-incluster`,
+`--prometheus-header KEY=VALUE` (repeatable) and `--prometheus-timeout`.
 
 Durations are Go durations (`1m30s`, `500ms`, `0`), read by `kubecommon.gotime` exactly as
 kube-controller-manager reads them. A bad value is a usage error naming the flag (exit 2).
@@ -40,9 +50,10 @@ from typing import TypeVar
 from controller.http_auth import DEFAULT_ALWAYS_ALLOW, AlwaysAllowPaths
 from kubecommon import gotime
 
-__all__ = ["RunOptions", "build_parser", "parse"]
+__all__ = ["HistoryOptions", "RunOptions", "build_parser", "parse"]
 
-_SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+_SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+_SA_NAMESPACE = Path(f"{_SA_DIR}/namespace")
 T = TypeVar("T")
 _BOOL = {"true": True, "1": True, "t": True, "false": False, "0": False, "f": False}
 
@@ -105,6 +116,25 @@ def _flag_type(parse_value: Callable[[str], T]) -> Callable[[str], T]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryOptions:
+    """Where forecasts read metric history: the adapter's Prometheus, its flags and its rule file."""
+
+    prometheus_url: str | None = None  # None: no history, objects with spec.prediction stay reactive
+    rules: str | None = None
+    timeout: float = 30.0
+    ca_file: str | None = None
+    client_cert_file: str | None = None
+    client_key_file: str | None = None
+    insecure_skip_tls_verify: bool = False
+    token_file: str | None = None
+    basic_auth_username: str | None = None
+    basic_auth_password_file: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    step: float = 60.0
+    max_lookback: float = 14 * 86_400.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunOptions:
     kubeconfig: str | None
     concurrent_syncs: int
@@ -131,6 +161,7 @@ class RunOptions:
     checkpoint_interval: float
     cache_sync_timeout: float
     verbosity: int
+    history: HistoryOptions = HistoryOptions()
 
 
 def _default_namespace() -> str:
@@ -198,7 +229,65 @@ def build_parser(prog: str = "prom-autoscaler-controller run") -> argparse.Argum
     a("--cache-sync-timeout", type=pos, metavar="DURATION", default="60s",
       help="how long to wait for the first list of each watch cache (default 60s)")
     a("-v", "--v", type=int, default=2, dest="verbosity", metavar="LEVEL", help="log verbosity (4: debug)")
+    _history_flags(p, pos)
     return p
+
+
+def _header(text: str) -> tuple[str, str]:
+    key, _, value = text.partition("=")
+    if not key.strip() or "\n" in value or "\r" in value:
+        raise ValueError(f"header {text!r}: want Key=Value on one line")
+    return key.strip(), value
+
+
+def _history_flags(p: argparse.ArgumentParser, pos: Callable[[str], float]) -> None:
+    """The adapter's Prometheus flags (same names), read by spec.prediction's history reader."""
+    g = p.add_argument_group("Metric history (spec.prediction), from the adapter's Prometheus")
+    a = g.add_argument
+    a("--prometheus-url", default=None, metavar="URL",
+      help="the Prometheus the adapter reads (default none: objects with spec.prediction stay reactive)")
+    a("--rules", default=None, metavar="FILE", help="the adapter's rule file (its --config); needed with "
+      "--prometheus-url, so a metric's history is the PromQL the adapter runs for it")
+    a("--prometheus-timeout", type=pos, default="30s", metavar="DURATION", help="per range query (default 30s)")
+    a("--prometheus-ca-file", default=None, metavar="FILE", help="CA bundle for Prometheus' TLS")
+    a("--prometheus-client-tls-cert-file", default=None, metavar="FILE", help="client certificate for mutual TLS")
+    a("--prometheus-client-tls-key-file", default=None, metavar="FILE", help="client key for mutual TLS")
+    a("--prometheus-insecure-skip-tls-verify", action="store_true", help="do not verify Prometheus' certificate")
+    a("--prometheus-token-file", default=None, metavar="FILE", help="bearer token file, re-read on every query")
+    a("--prometheus-basic-auth-username", default=None, metavar="USER")
+    a("--prometheus-basic-auth-password-file", default=None, metavar="FILE")
+    a("--prometheus-auth-incluster", action="store_true",
+      help="the pod's service-account token and cluster CA (explicit flags win)")
+    a("--prometheus-header", action="append", type=_flag_type(_header), default=[], metavar="KEY=VALUE",
+      help="extra header on every request, e.g. X-Scope-OrgID=tenant (repeatable)")
+    a("--history-step", type=pos, default="1m0s", metavar="DURATION",
+      help="resolution of the history forecasts read (default 1m0s)")
+    a("--history-max-lookback", type=pos, default="336h0m0s", metavar="DURATION",
+      help="spec.prediction.lookbackSeconds beyond this is capped (default 336h0m0s, 14 days)")
+
+
+def _history_options(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> HistoryOptions:
+    """The history flags as `HistoryOptions`; argparse exits 2 on a bad combination (as the adapter refuses it)."""
+    url, token, ca = ns.prometheus_url, ns.prometheus_token_file, ns.prometheus_ca_file
+    if url is not None and not url.startswith(("http://", "https://")):
+        parser.error(f"--prometheus-url {url!r}: want an http(s) URL")
+    if url is not None and not ns.rules:
+        parser.error("--prometheus-url needs --rules (the adapter's rule file)")
+    if bool(ns.prometheus_client_tls_cert_file) != bool(ns.prometheus_client_tls_key_file):
+        parser.error("--prometheus-client-tls-cert-file and --prometheus-client-tls-key-file go together")
+    if token and ns.prometheus_basic_auth_username:
+        parser.error("--prometheus-token-file and --prometheus-basic-auth-username are exclusive")
+    if bool(ns.prometheus_basic_auth_username) != bool(ns.prometheus_basic_auth_password_file):
+        parser.error("--prometheus-basic-auth-username needs --prometheus-basic-auth-password-file")
+    if ns.prometheus_auth_incluster and not ns.prometheus_basic_auth_username:
+        token, ca = token or f"{_SA_DIR}/token", ca or f"{_SA_DIR}/ca.crt"
+    return HistoryOptions(
+        prometheus_url=url, rules=ns.rules, timeout=ns.prometheus_timeout, ca_file=ca,
+        client_cert_file=ns.prometheus_client_tls_cert_file, client_key_file=ns.prometheus_client_tls_key_file,
+        insecure_skip_tls_verify=ns.prometheus_insecure_skip_tls_verify, token_file=token,
+        basic_auth_username=ns.prometheus_basic_auth_username,
+        basic_auth_password_file=ns.prometheus_basic_auth_password_file, headers=tuple(ns.prometheus_header),
+        step=ns.history_step, max_lookback=ns.history_max_lookback)
 
 
 def parse(argv: Sequence[str], *, prog: str = "prom-autoscaler-controller run") -> RunOptions:
@@ -214,4 +303,6 @@ def parse(argv: Sequence[str], *, prog: str = "prom-autoscaler-controller run") 
     values = vars(ns)
     values["lease_namespace"] = ns.lease_namespace or _default_namespace()
     values["watch_namespace"] = ns.watch_namespace or None
-    return RunOptions(**values)
+    history = _history_options(parser, ns)
+    values = {k: v for k, v in values.items() if not k.startswith(("prometheus_", "history_")) and k != "rules"}
+    return RunOptions(**values, history=history)

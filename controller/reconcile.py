@@ -39,6 +39,7 @@ from controller.algorithm.conditions import Event, EventReason, EventType, event
 from controller.algorithm.pods import PodInfo
 from controller.algorithm.spec import FetchFailure, Observation, ScaleTarget, SelectorProblem, SyncInput
 from controller.algorithm.sync import needs_metrics
+from controller.history.source import ForecastSource, forecasts_for
 from controller.kube.objects import KIND, Autoscaler, Mode
 from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter
 from controller.metrics.source import MetricQuery, MetricsSource
@@ -99,7 +100,7 @@ class Reconciler:
     def __init__(
         self, *, scale: ScaleClient, pods: PodLister, metrics: MetricsSource, status: StatusWriter,
         events: EventSink, config: ControllerConfig, is_leader: Callable[[], bool],
-        wall_clock: Callable[[], float], checkpoint_interval: float = 60.0,
+        wall_clock: Callable[[], float], checkpoint_interval: float = 60.0, forecasts: ForecastSource | None = None,
     ) -> None:  # fmt: skip
         self._scale = scale
         self._pods = pods
@@ -110,6 +111,7 @@ class Reconciler:
         self._is_leader = is_leader
         self._clock = wall_clock
         self._checkpoint_interval = checkpoint_interval
+        self._forecasts = forecasts  # spec.prediction's history and forecaster (None: reactive only)
         self._states: dict[ObjectKey, ObjectState] = {}
         self._claims = PodClaims()
 
@@ -118,6 +120,8 @@ class Reconciler:
         """The object was deleted: drop its history and its claim on pods."""
         self._states.pop(key, None)
         self._claims.release(key.kind, key.namespace, key.name)
+        if self._forecasts is not None:
+            self._forecasts.forget(key)
 
     def forget_all(self) -> None:
         """Leadership lost: histories are re-read from status on the next gain."""
@@ -249,8 +253,8 @@ class Reconciler:
         if problem is None and needs_metrics(obj.spec, target):
             observations = await self._observe_all(ns, obj, scale.selector)
         inp = SyncInput(spec=obj.spec, scale=target, now=now, status=obj.status, pods=pods,
-                        observations=observations, selector_problem=problem, history=history,
-                        namespace=ns)  # fmt: skip
+                        observations=observations, selector_problem=problem, history=history, namespace=ns,
+                        forecasts=await forecasts_for(self._forecasts, obj, now))  # fmt: skip
         return _Read(decision=decide(inp, self._config), scale=scale)
 
     def _select_pods(self, namespace: str, selector: str) -> tuple[tuple[PodInfo, ...], SelectorProblem | None]:

@@ -20,6 +20,8 @@ Non-goals: the PromQL (from `resolve`), folding samples (`fold.Accumulator`). I/
 from __future__ import annotations
 
 import asyncio
+import base64
+import ssl
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +31,7 @@ import orjson
 
 from controller.history.fold import Grid, Series
 
-__all__ = ["HistoryError", "Job", "PrometheusHistory", "chunks"]
+__all__ = ["HistoryError", "Job", "PrometheusHistory", "authorization", "chunks"]
 
 MAX_POINTS_PER_QUERY = 11_000
 
@@ -56,8 +58,14 @@ class PrometheusHistory:
 
     def __init__(self, url: str, *, parallel: int = 4, timeout: float = 120.0,
                  headers: Mapping[str, str] | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+                 progress: Callable[[int, int], None] | None = None,
+                 ssl_context: ssl.SSLContext | None = None,
+                 authorization: Callable[[], str] | None = None) -> None:
+        """`authorization()` gives the `Authorization` header per request (a token file re-read as it
+        rotates); `ssl_context` the TLS for an https URL (CA, client certificate)."""
         self._url = url.rstrip("/")
+        self._ssl = ssl_context
+        self._authorization = authorization
         self._gate = asyncio.Semaphore(max(1, parallel))
         self._seconds = timeout
         self._timeout = aiohttp.ClientTimeout(total=timeout)
@@ -72,7 +80,8 @@ class PrometheusHistory:
         return tuple(self._warnings)
 
     async def __aenter__(self) -> PrometheusHistory:
-        self._session = aiohttp.ClientSession(timeout=self._timeout, headers=self._headers)
+        connector = aiohttp.TCPConnector(ssl=self._ssl) if self._ssl is not None else None
+        self._session = aiohttp.ClientSession(timeout=self._timeout, headers=self._headers, connector=connector)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -83,7 +92,8 @@ class PrometheusHistory:
         assert self._session is not None, "use PrometheusHistory as an async context manager"
         async with self._gate:
             try:
-                async with self._session.post(f"{self._url}{path}", data=form) as resp:
+                headers = None if self._authorization is None else {"Authorization": self._authorization()}
+                async with self._session.post(f"{self._url}{path}", data=form, headers=headers) as resp:
                     raw = await resp.read()
                     status = resp.status
             except asyncio.TimeoutError:
@@ -93,6 +103,8 @@ class PrometheusHistory:
             except aiohttp.ClientError as err:
                 raise HistoryError(f"{what}: Prometheus at {self._url} did not answer: "
                                    f"{str(err) or type(err).__name__}") from None
+            except OSError as err:  # the credential file could not be read
+                raise HistoryError(f"{what}: {err}") from None
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -174,6 +186,21 @@ def _matrix(data: Any) -> Iterator[Series]:
         if not isinstance(s.get("values"), list):
             raise ValueError(f"Prometheus answered series {s['metric']} without a list of values")
         yield s["metric"], s["values"]
+
+
+def authorization(*, token_file: str | None, username: str | None = None,
+                  password_file: str | None = None) -> Callable[[], str] | None:
+    """The `Authorization` header from a bearer token file (or basic auth with a password file), as
+    the adapter's flags give it; the file is read per request, so a rotated token is used at once."""
+    def read(path: str) -> str:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+
+    if token_file:
+        return lambda: f"Bearer {read(token_file)}"
+    if username and password_file:
+        return lambda: "Basic " + base64.b64encode(f"{username}:{read(password_file)}".encode()).decode()
+    return None
 
 
 def _ts(value: float) -> str:
