@@ -1,9 +1,10 @@
 """Map-backed fakes of the controller's kube ports, for reconcile tests and dry runs.
 
 Job: behave like the real implementations as far as a caller can observe: `FakeScaleClient`
-keeps one Scale per target with a resourceVersion that moves on every write and can be told to
-fail reads or to answer a number of 409s (retried like the real client); `FakePodLister`
-matches label selectors with the same parser as the real lister; `FakeStatusWriter` keeps the
+keeps one Scale per target with a resourceVersion that moves on every write, answers a write
+with a stale resourceVersion with 409, and can be told to fail reads or writes or to answer a
+number of 409s (retried by the real client's own loop, `scale.update_on_conflict_retry`);
+`FakePodLister` matches label selectors with the same parser as the real lister; `FakeStatusWriter` keeps the
 last status per object and the write log; `FakeEventSink` records every event it is given.
 Each is assigned to a Protocol-typed name at the bottom so mypy proves it fits its port.
 
@@ -19,6 +20,7 @@ from typing import Any
 from controller.algorithm.conditions import Event
 from controller.algorithm.pods import PodInfo
 from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter, TargetRef
+from controller.kube.scale import update_on_conflict_retry
 from kubecommon.kube.errors import KubeAPIError, KubeError, UnknownKind
 from kubecommon.kube.resources import split_api_version
 from kubecommon.selectors import parse_selector
@@ -27,7 +29,10 @@ from kubecommon.status import status_error_from_dict
 __all__ = ["FakeEventSink", "FakePodLister", "FakeScaleClient", "FakeStatusWriter", "RecordedEvent", "api_error",
            "conflict_error", "target_key"]
 
-_MAX_CONFLICT_RETRIES = 5
+
+
+async def _no_wait(_seconds: float) -> None:
+    return None
 
 
 def target_key(namespace: str, ref: TargetRef) -> tuple[str, str, str, str]:
@@ -85,24 +90,32 @@ class FakeScaleClient:
         return any(k[1] == group and k[2] == kind for k in self.scales)
 
     async def update(self, namespace: str, ref: TargetRef, replicas: int, scale: ScaleInfo) -> ScaleInfo:
-        key = target_key(namespace, ref)
+        """The real client's retry loop (`update_on_conflict_retry`) around `_put`, without waiting."""
+        return await update_on_conflict_retry(lambda current: self._put(namespace, ref, replicas, current),
+                                              lambda: self.get(namespace, ref), replicas, scale,
+                                              sleep=_no_wait, jitter=lambda: 0.0)  # fmt: skip
+
+    async def _put(self, namespace: str, ref: TargetRef, replicas: int, read: ScaleInfo) -> ScaleInfo:
+        """One PUT as the API server answers it: an injected error, a 409 for each pending conflict
+        (another writer moves the resourceVersion) or for a stale resourceVersion, else the write."""
+        key, path = target_key(namespace, ref), f"{namespace}/{ref.name}/scale"
         if key in self.update_errors:
             raise self.update_errors[key]
-        for _attempt in range(_MAX_CONFLICT_RETRIES):
-            current = await self.get(namespace, ref)
-            if self.conflicts.get(key, 0) > 0:
-                self.conflicts[key] -= 1
-                self._rv += 1
-                self.scales[key] = replace(current, resource_version=str(self._rv))  # someone else wrote
-                continue
-            if current.spec_replicas == replicas:
-                return current
+        stored = self.scales.get(key)
+        if stored is None:
+            raise api_error(404, "NotFound", f'{ref.kind.lower()}s "{ref.name}" not found', method="PUT", path=path)
+        if self.conflicts.get(key, 0) > 0:
+            self.conflicts[key] -= 1
             self._rv += 1
-            written = replace(current, spec_replicas=replicas, resource_version=str(self._rv))
-            self.scales[key] = written
-            self.updates.append((namespace, ref.name, replicas))
-            return written
-        raise conflict_error(f"{namespace}/{ref.name}/scale")
+            self.scales[key] = replace(stored, resource_version=str(self._rv))  # someone else wrote
+            raise conflict_error(path)
+        if read.resource_version != stored.resource_version:
+            raise conflict_error(path)
+        self._rv += 1
+        written = replace(stored, spec_replicas=replicas, resource_version=str(self._rv))
+        self.scales[key] = written
+        self.updates.append((namespace, ref.name, replicas))
+        return written
 
 
 class FakePodLister:

@@ -7,7 +7,8 @@ success. A 404 saying the path is not served (no object name in the Status detai
 mapping went stale: discovery is refreshed once and the call retried. Writes are a PUT of an
 `autoscaling/v1` Scale carrying the resourceVersion that was read; a 409 re-reads the scale,
 returns at once when it already has the wanted replicas, and otherwise retries with the fresh
-resourceVersion (client-go `retry.DefaultRetry`: 5 attempts ~10 ms apart, jittered).
+resourceVersion (client-go `retry.DefaultRetry`: 5 attempts ~10 ms apart, jittered), in
+`update_on_conflict_retry`, which the map-backed fake runs too.
 
 Non-goals: caching scales (each call reads fresh; `controller.kube.scale_cache` answers reads
 from watch caches and falls back to this client), choosing what to write.
@@ -27,7 +28,7 @@ from kubecommon.kube.errors import KubeAPIError, KubeUnavailable, UnknownKind
 from kubecommon.kube.resources import ResourceInfo, ResourceResolver, split_api_version
 from kubecommon.lru import LRUCache
 
-__all__ = ["KubeScaleClient", "scale_from_json"]
+__all__ = ["KubeScaleClient", "scale_from_json", "update_on_conflict_retry"]
 
 _ATTEMPTS = 5
 _BACKOFF_SECONDS = 0.01
@@ -44,6 +45,31 @@ def scale_from_json(doc: dict[str, Any]) -> ScaleInfo:
                          resource_version=str(meta.get("resourceVersion") or ""))
     except (TypeError, ValueError, AttributeError) as err:
         raise KubeUnavailable(f"the scale subresource answered a malformed Scale: {err}") from None
+
+
+async def update_on_conflict_retry(
+    put: Callable[[ScaleInfo], Awaitable[ScaleInfo]], get: Callable[[], Awaitable[ScaleInfo]], replicas: int,
+    scale: ScaleInfo, *, sleep: Callable[[float], Awaitable[None]], jitter: Callable[[], float],
+    retried: Callable[[], None] = lambda: None,
+) -> ScaleInfo:  # fmt: skip
+    """`put` (a PUT of `replicas` carrying the given scale's resourceVersion) as client-go's
+    `retry.RetryOnConflict(retry.DefaultRetry, ...)` runs it: a 409 re-reads (`get`), returns at
+    once when the scale already has `replicas`, else puts again; at most 5 attempts ~10 ms apart
+    (`jitter()` in [0, 1) stretches each by up to 10 %); the last error is raised. The one copy,
+    shared by `KubeScaleClient` and the map-backed fake (controller.kube.fake)."""
+    current = scale
+    for attempt in range(_ATTEMPTS):
+        try:
+            return await put(current)
+        except KubeAPIError as err:
+            if err.code != 409 or attempt == _ATTEMPTS - 1:
+                raise
+        retried()
+        await sleep(_BACKOFF_SECONDS * (1 + _JITTER * jitter()))
+        current = await get()
+        if current.spec_replicas == replicas:
+            return current  # someone (or our earlier attempt) already wrote it
+    raise AssertionError("unreachable: the last attempt raises")
 
 
 def _path_not_served(err: KubeAPIError) -> bool:
@@ -73,22 +99,16 @@ class KubeScaleClient:
         return (await self._mappings(ref))[0]
 
     async def update(self, namespace: str, ref: TargetRef, replicas: int, scale: ScaleInfo) -> ScaleInfo:
-        current = scale
-        for attempt in range(_ATTEMPTS):
-            try:
-                version = current.resource_version
-                return await self._on_first_mapping(
-                    ref, functools.partial(self._put, namespace=namespace, name=ref.name, replicas=replicas,
-                                           resource_version=version))
-            except KubeAPIError as err:
-                if err.code != 409 or attempt == _ATTEMPTS - 1:
-                    raise
-            self.conflicts_retried += 1
-            await self._sleep(_BACKOFF_SECONDS * (1 + _JITTER * self._rng.random()))
-            current = await self.get(namespace, ref)
-            if current.spec_replicas == replicas:
-                return current  # someone (or our earlier attempt) already wrote it
-        raise AssertionError("unreachable: the last attempt raises")
+        def put(current: ScaleInfo) -> Awaitable[ScaleInfo]:
+            return self._on_first_mapping(ref, functools.partial(
+                self._put, namespace=namespace, name=ref.name, replicas=replicas,
+                resource_version=current.resource_version))  # fmt: skip
+
+        return await update_on_conflict_retry(put, lambda: self.get(namespace, ref), replicas, scale,
+                                              sleep=self._sleep, jitter=self._rng.random, retried=self._retried)
+
+    def _retried(self) -> None:
+        self.conflicts_retried += 1
 
     async def _mappings(self, ref: TargetRef) -> tuple[ResourceInfo, ...]:
         group, version = split_api_version(ref.api_version, ref.kind)

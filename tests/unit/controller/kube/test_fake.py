@@ -1,4 +1,5 @@
-"""The map-backed port fakes behave as reconcile will observe the real ones."""
+"""The map-backed port fakes behave as reconcile will observe the real ones (the scale client's
+reads, writes and 409 retries: test_scale_contract.py, on the fake and the real client alike)."""
 
 import pytest
 
@@ -11,25 +12,6 @@ from kubecommon.selectors import SelectorError
 
 WEB = TargetRef(api_version="apps/v1", kind="Deployment", name="web")
 KEY = ObjectKey(kind="PromAutoscaler", namespace="shop", name="web")
-
-
-@pytest.mark.parametrize(("conflicts", "want_error"), [
-    pytest.param(0, False, id="clean-write"),
-    pytest.param(2, False, id="conflicts-retried"),
-    pytest.param(9, True, id="conflicts-exhaust-retries"),
-])
-async def test_scale_update_retries_conflicts(conflicts, want_error):
-    scales = FakeScaleClient()
-    read = scales.set("shop", WEB, replicas=2, selector="app=web")
-    scales.conflicts[("shop", "apps", "Deployment", "web")] = conflicts
-    if want_error:
-        with pytest.raises(KubeAPIError, match="409"):
-            await scales.update("shop", WEB, 5, read)
-        assert scales.updates == []
-    else:
-        written = await scales.update("shop", WEB, 5, read)
-        assert written.spec_replicas == 5 and written.resource_version != read.resource_version
-        assert scales.updates == [("shop", "web", 5)]
 
 
 async def test_scale_get_version_is_ignored_and_unknown_kinds_fail():
