@@ -44,9 +44,14 @@ def test_objects_created_together_spread_over_the_period() -> None:
     assert max(per_second) <= 10
 
 
-def test_the_phase_is_stable_across_processes() -> None:
-    assert phase_offset("5e1c-uid", 15.0) == phase_offset("5e1c-uid", 15.0)
-    assert 0 <= phase_offset("5e1c-uid", 15.0) < 15.0
+@pytest.mark.parametrize(
+    ("uid", "period", "phase"),
+    [("5e1c-uid", 15.0, 0.16), ("5e1c-uid", 60.0, 30.16), ("d3b07384-d9a0-4c9b-8f2a-1e2f3a4b5c6d", 15.0, 8.115)],
+)
+def test_the_phase_is_stable_across_processes(uid: str, period: float, phase: float) -> None:
+    """Pinned values: two calls in one process would agree even with a salted hash(); another
+    process (another PYTHONHASHSEED, another replica after a leader change) must get these."""
+    assert phase_offset(uid, period) == pytest.approx(phase)
 
 
 @pytest.mark.parametrize(
