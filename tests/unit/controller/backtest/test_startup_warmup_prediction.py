@@ -16,7 +16,9 @@ from controller.algorithm.spec import (
 )  # fmt: skip
 from controller.backtest.model import Grid, LoadModel, MetricHistory, since
 from controller.backtest.options import Options, parse_options
+from controller.backtest.report import MetricInfo, Report, SpecRun, render_text
 from controller.backtest.report_data import render_json
+from controller.backtest.report_html import render_html
 from controller.backtest.run import Inputs, _Fetched, _key, replay
 from controller.backtest.simulate import Timeline, simulate
 from controller.backtest.spec_file import BacktestSpec
@@ -166,6 +168,15 @@ def test_a_predictive_spec_replays_with_forecasts_and_a_lower_deficit() -> None:
     assert runs["reactive"][0].forecasts == ()
     assert summary.deficit_replica_hours < 0.5 * runs["reactive"][1].deficit_replica_hours
     assert summary.replica_hours < 1.25 * runs["reactive"][1].replica_hours
+    info = MetricInfo(label="External queue (AverageValue)", unit="m", promql="q", rule="r", assumption="exogenous")
+    report = Report(inputs={}, runs=tuple(SpecRun(source=f"{name}.yaml", timeline=t, summary=s, metrics=(info,))
+                                          for name, (t, s) in runs.items()),
+                    gaps=(), actual=(), actual_source="-", per_node=None, flap_window=600)
+    html = render_html(report)  # the forecast drawn against what happened, for the predictive run only
+    assert 'data-series="forecast 0: predictive"' in html and 'data-series="recorded load 0: predictive"' in html
+    assert 'data-series="highest load over the horizon 0: predictive"' in html
+    assert "forecast 0: reactive" not in html
+    assert "syncs raised by the forecast" in render_text(report)
 
 
 def test_json_summary_has_the_deficit_keys_and_the_runs_in_the_order_given() -> None:
