@@ -4,7 +4,6 @@ The adapter's command line, one flag per line, built from values. Flag names are
 */}}
 {{- define "prom-autoscaler.args" -}}
 {{- $mode := include "prom-autoscaler.tlsMode" . -}}
-{{- $auth := include "prom-autoscaler.promAuthDir" . -}}
 {{- $p := .Values.prometheus -}}
 {{- $a := list "--config=/etc/adapter/config.yaml" (printf "--secure-port=%v" .Values.listenPort) "--cert-dir=/var/run/serving-cert" -}}
 {{- if ne $mode "insecure" -}}
@@ -16,6 +15,22 @@ The adapter's command line, one flag per line, built from values. Flag names are
 {{- $a = append $a (printf "--v=%v" .Values.logLevel) -}}
 {{- $a = append $a (printf "--prometheus-url=%s" (include "prom-autoscaler.prometheusURL" .)) -}}
 {{- with $p.verb }}{{ $a = append $a (printf "--prometheus-verb=%s" .) }}{{ end -}}
+{{- $a = concat $a (include "prom-autoscaler.prometheusAccessArgs" . | fromYamlArray) -}}
+{{- $a = append $a (printf "--metrics-relist-interval=%s" .Values.metricsRelistInterval) -}}
+{{- with .Values.metricsMaxAge }}{{ $a = append $a (printf "--metrics-max-age=%s" .) }}{{ end -}}
+{{- $a = concat $a (.Values.extraArguments | default list) -}}
+{{- toYaml $a -}}
+{{- end -}}
+
+{{/*
+How to reach Prometheus beyond its URL and verb: timeout, TLS, credentials and headers, as flags
+(a YAML list). The adapter and the controller's history reader (controller.history) take the same
+flags and mount the same files (`prom-autoscaler.prometheusVolumes` / `...VolumeMounts`).
+*/}}
+{{- define "prom-autoscaler.prometheusAccessArgs" -}}
+{{- $auth := include "prom-autoscaler.promAuthDir" . -}}
+{{- $p := .Values.prometheus -}}
+{{- $a := list -}}
 {{- with $p.timeout }}{{ $a = append $a (printf "--prometheus-timeout=%s" .) }}{{ end -}}
 {{- if $p.insecureSkipTLSVerify }}{{ $a = append $a "--prometheus-insecure-skip-tls-verify" }}{{ end -}}
 {{- if or $p.ca.existingSecret $p.ca.existingConfigMap -}}
@@ -36,10 +51,63 @@ The adapter's command line, one flag per line, built from values. Flag names are
 {{- range $name := keys ($p.headers | default dict) | sortAlpha -}}
 {{- $a = append $a (printf "--prometheus-header=%s=%v" $name (index $p.headers $name)) -}}
 {{- end -}}
-{{- $a = append $a (printf "--metrics-relist-interval=%s" .Values.metricsRelistInterval) -}}
-{{- with .Values.metricsMaxAge }}{{ $a = append $a (printf "--metrics-max-age=%s" .) }}{{ end -}}
-{{- $a = concat $a (.Values.extraArguments | default list) -}}
 {{- toYaml $a -}}
+{{- end -}}
+
+{{/* The volumes holding Prometheus' CA, client certificate, token and password (from prometheus.*). */}}
+{{- define "prom-autoscaler.prometheusVolumes" -}}
+{{- $p := .Values.prometheus -}}
+{{- with $p.ca.existingSecret }}
+- name: prometheus-ca
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- with $p.ca.existingConfigMap }}
+- name: prometheus-ca
+  configMap:
+    name: {{ . }}
+{{- end }}
+{{- with $p.clientCert.existingSecret }}
+- name: prometheus-client-cert
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- with $p.bearerToken.existingSecret }}
+- name: prometheus-token
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- with $p.basicAuth.existingSecret }}
+- name: prometheus-basic-auth
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* Where the flags of `prom-autoscaler.prometheusAccessArgs` find those files (read only). */}}
+{{- define "prom-autoscaler.prometheusVolumeMounts" -}}
+{{- $auth := include "prom-autoscaler.promAuthDir" . -}}
+{{- $p := .Values.prometheus -}}
+{{- if or $p.ca.existingSecret $p.ca.existingConfigMap }}
+- name: prometheus-ca
+  mountPath: {{ $auth }}/ca
+  readOnly: true
+{{- end }}
+{{- if $p.clientCert.existingSecret }}
+- name: prometheus-client-cert
+  mountPath: {{ $auth }}/client
+  readOnly: true
+{{- end }}
+{{- if $p.bearerToken.existingSecret }}
+- name: prometheus-token
+  mountPath: {{ $auth }}/token
+  readOnly: true
+{{- end }}
+{{- if $p.basicAuth.existingSecret }}
+- name: prometheus-basic-auth
+  mountPath: {{ $auth }}/basic-auth
+  readOnly: true
+{{- end }}
 {{- end -}}
 
 {{/* Values combinations that render but cannot work; each failure says what to change. */}}

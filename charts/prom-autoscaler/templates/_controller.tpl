@@ -77,10 +77,29 @@ controller's (`python -m controller --help`), which follow kube-controller-manag
 {{- $dir := include "prom-autoscaler.controller.tlsDir" . -}}
 {{- $a = concat $a (list (printf "--tls-cert-file=%s/tls.crt" $dir) (printf "--tls-private-key-file=%s/tls.key" $dir)) -}}
 {{- end -}}
+{{- if include "prom-autoscaler.controller.readsHistory" . -}}
+{{- $a = append $a (printf "--prometheus-url=%s" (include "prom-autoscaler.prometheusURL" .)) -}}
+{{- $a = append $a (printf "--rules=%s/config.yaml" (include "prom-autoscaler.controller.rulesDir" .)) -}}
+{{- $a = concat $a (include "prom-autoscaler.prometheusAccessArgs" . | fromYamlArray) -}}
+{{- $a = append $a (printf "--history-step=%s" $c.history.step) -}}
+{{- $a = append $a (printf "--history-max-lookback=%s" $c.history.maxLookback) -}}
+{{- end -}}
 {{- $a = append $a (printf "--v=%v" $c.logLevel) -}}
 {{- $a = concat $a ($c.extraArguments | default list) -}}
 {{- toYaml $a -}}
 {{- end -}}
+
+{{/*
+"true" when the controller reads metric history for spec.prediction: controller.history.enabled
+and a rule file to read (the adapter's ConfigMap, or rules.existing). Empty otherwise: objects with
+spec.prediction then stay reactive and their status says why.
+*/}}
+{{- define "prom-autoscaler.controller.readsHistory" -}}
+{{- if and .Values.controller.history.enabled (or .Values.adapter.enabled .Values.rules.existing) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Where the adapter's rule file (its ConfigMap) is mounted in the controller (read only). */}}
+{{- define "prom-autoscaler.controller.rulesDir" -}}/etc/prom-autoscaler/rules{{- end -}}
 
 {{/* Where controller.tls.existingSecret is mounted (read only). */}}
 {{- define "prom-autoscaler.controller.tlsDir" -}}/var/run/tls{{- end -}}

@@ -509,7 +509,15 @@ NOT_FROM_VALUES = {
     "--metrics-bind-address": "0.0.0.0, so the kubelet's probes and Prometheus reach the pod",
     "--cert-dir": "the binary's default, a private directory under /tmp (the pod's emptyDir)",
     "--authorization-always-allow-paths": "the binary's default, /healthz,/livez,/readyz: what the probes ask",
+    "--prometheus-auth-incluster": "prometheus.bearerToken.serviceAccountToken names the token file instead, as "
+                                   "for the adapter",
 }
+# Two renders between them set every prometheus.* credential (some exclude each other).
+PROMETHEUS_ACCESS = (
+    {"timeout": "20s", "ca": {"existingSecret": "prom-ca"}, "clientCert": {"existingSecret": "prom-client"},
+     "bearerToken": {"existingSecret": "prom-token"}, "headers": {"X-Scope-OrgID": "tenant-1"}},
+    {"insecureSkipTLSVerify": True, "basicAuth": {"existingSecret": "prom-basic", "username": "bob"}},
+)
 
 
 def test_every_controller_flag_has_a_value(quick_render: Callable[..., Rendered]) -> None:
@@ -517,9 +525,11 @@ def test_every_controller_flag_has_a_value(quick_render: Callable[..., Rendered]
     from controller.options import build_parser
 
     flags = {max(a.option_strings, key=len) for a in build_parser()._actions if a.option_strings}
-    rendered = quick_render({"controller": {"previewNativeHpas": True, "watchNamespace": "shop",
-                                            "tls": {"existingSecret": "ctl-serving"}}})
-    given = {arg.split("=", 1)[0] for arg in _controller_container(rendered)["args"]}
+    given: set[str] = set()
+    for prometheus in PROMETHEUS_ACCESS:
+        rendered = quick_render({"controller": {"previewNativeHpas": True, "watchNamespace": "shop",
+                                                "tls": {"existingSecret": "ctl-serving"}}, "prometheus": prometheus})
+        given |= {arg.split("=", 1)[0] for arg in _controller_container(rendered)["args"]}
     aliases = {"--horizontal-pod-autoscaler-sync-period": "--sync-period"}
     given |= {long for long, short in aliases.items() if short in given}
     assert flags - given - set(NOT_FROM_VALUES) == set()

@@ -193,3 +193,11 @@ def test_json_summary_has_the_deficit_keys_and_the_runs_in_the_order_given() -> 
         assert {"deficit_replica_hours", "seconds_above_tolerance", "replica_hours",
                 "seconds_above_target"} <= set(summary)
         assert run["steps"][0]["readyReplicas"] == 10
+
+
+def test_pod_startup_is_a_duration_flag() -> None:
+    base = ["-f", "web.yaml", "--prometheus-url", "http://127.0.0.1:9", "--rules", "r.yaml", "--from", "0", "--to", "60"]
+    assert parse_options(base, now=1e9).pod_startup == 0.0
+    assert parse_options([*base, "--pod-startup", "3m"], now=1e9).pod_startup == 180.0
+    with pytest.raises(ValueError, match="--pod-startup"):
+        parse_options([*base, "--pod-startup", "2h"], now=1e9)
