@@ -14,11 +14,10 @@ Order (upstream `reconcileAutoscaler`, through ports only, no HTTP here):
    a retry after a failure comes sooner than upstream's next sync); the history kept in memory;
    status written only when `needs_status_write` says so (changes, new outcome, every scale
    write, else a history checkpoint at most once per interval).
-`is_leader()` is checked right before every write; a replica that lost its Lease mid-sync writes
-nothing. The first sync after start or leadership gain restores the history from the status
-checkpoint and emits `StateRestored` once. Native HPAs (preview) run the same steps with no
-writes and no events at all. `sync_invalid` is the sync of a PromAutoscaler whose stored spec
-breaks an HPA validation rule: no reads, no scaling; status and one Warning say why (`InvalidSpec`).
+`is_leader()` is checked before every write; a replica that lost its Lease mid-sync writes nothing. The first sync
+after start or leadership gain restores the history from the status checkpoint and emits `StateRestored` once. Native
+HPAs (preview) run the same steps with no writes and no events. `sync_invalid` is the sync of a PromAutoscaler whose
+stored spec breaks an HPA validation rule: no reads, no scaling; status and one Warning say why (`InvalidSpec`).
 
 Non-goals: scheduling (controller.run), status JSON (controller.kube.status), conflict detection
 (controller.conflicts), telemetry (the caller reads the returned `SyncOutcome`).
@@ -130,8 +129,7 @@ class Reconciler:
 
     def resume(self, key: ObjectKey, history: ScaleHistory | None) -> None:
         """Hold `history` (None: none yet) as if this process had synced `key` all along (hack/conformance)."""
-        state = self._states.setdefault(key, ObjectState())
-        state.history, state.restored = history, True
+        self._states[key] = ObjectState(history=history, restored=True)
 
     def last_report(self, key: ObjectKey) -> SyncReport | None:
         state = self._states.get(key)
