@@ -57,7 +57,8 @@ from controller.run.loop import AutoscalerLoop
 from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from controller.run.workers import WorkerPool
-from controller.telemetry import ControllerTelemetry, build_http_app
+from controller.http_server import build_http_app
+from controller.telemetry import ControllerTelemetry
 from kubecommon.gctune import freeze_heap
 from kubecommon.kube.cache import ObjectCache
 from kubecommon.kube.client import KubeClient

@@ -1,4 +1,4 @@
-"""The controller's own Prometheus metrics and its HTTP endpoints (/metrics, /healthz, /readyz, /debug).
+"""The controller's own Prometheus metrics (what `/metrics` serves, controller.http_server).
 
 Metrics live on a per-process `CollectorRegistry` (never prometheus_client's global one), under
 `prom_autoscaler_controller_`, named after upstream's HPA controller metrics with upstream's labels
@@ -25,25 +25,16 @@ could not be read: no count was decided).
 The label children of the few-valued metrics (kind, result, outcome, reason) are looked up once
 and kept, since `labels()` costs several times the increment on every sync.
 
-HTTP (aiohttp, its own port): `/metrics`; `/healthz` answers while the process runs (and, when
-leading, while the Lease is renewed in time); `/readyz` once the watch caches synced, on the
-leader and on standbys alike; `/debug/decisions/{kind}/{namespace}/{name}` the last decision
-and its trace as JSON (read-only; see controller.preview).
-
-Non-goals: deciding anything, the metrics' sources (callers report through the observe_* methods).
+Non-goals: deciding anything, the metrics' sources (callers report through the observe_* methods),
+serving them (controller.http_server). No HTTP here.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from aiohttp import web
-from aiohttp.typedefs import Middleware
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from controller.algorithm import Outcome
 from controller.algorithm.conditions import EventReason
@@ -52,10 +43,9 @@ from controller.kube.ports import ObjectKey
 from controller.metrics.report import FetchOutcome
 from controller.reconcile import SyncOutcome
 from controller.reconcile_state import Result, SyncReport, WriteResult
-from controller.run.queue import Due
 from controller.telemetry_prediction import PredictionGauges
 
-__all__ = ["ControllerTelemetry", "build_http_app"]
+__all__ = ["ControllerTelemetry", "Started"]
 
 _NS = "prom_autoscaler_controller"
 # no replica count was decided (metrics or /scale unreadable): the count shown would be a claim
@@ -73,7 +63,16 @@ _WORKQUEUE_BUCKETS = tuple(10.0**e for e in range(-8, 4))  # client-go: 10 ns, x
 _QUEUE_NAME = "promautoscaler"  # client-go's `name` label of our work queue
 _FETCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
-DecisionLookup = Callable[[str, str, str], Mapping[str, Any] | None]
+
+
+class Started(Protocol):
+    """A sync a worker took (controller.run.queue's `Due`): which object, how late against its due time."""
+
+    @property
+    def key(self) -> ObjectKey: ...
+
+    @property
+    def lateness(self) -> float: ...
 
 
 class ControllerTelemetry:
@@ -280,7 +279,7 @@ class ControllerTelemetry:
         self.objects.labels(kind).set(count)
 
     # --- other reporters -----------------------------------------------------------------------
-    def observe_start(self, due: Due[ObjectKey]) -> None:
+    def observe_start(self, due: Started) -> None:
         self.lateness.observe(due.lateness)
         self._lateness[due.key] = due.lateness
         self.wq_adds.inc()
@@ -375,46 +374,3 @@ def _remove(gauge: Gauge | Counter, *labels: str) -> None:
         gauge.remove(*labels)
     except KeyError:
         pass
-
-
-def build_http_app(telemetry: ControllerTelemetry, *, ready: Callable[[], str | None],
-                   healthy: Callable[[], str | None], decision: DecisionLookup,
-                   queue_depth: Callable[[], int], running_seconds: Callable[[], Sequence[float]] = tuple,
-                   middlewares: Sequence[Middleware] = ()) -> web.Application:
-    """`ready`/`healthy` return None when fine, else why not (shown in the 503 body); `running_seconds`
-    how long each sync in progress has run; `middlewares` run before every handler
-    (controller.http_auth's guard, when the port is secure)."""
-
-    async def metrics(_: web.Request) -> web.Response:
-        depth = queue_depth()
-        telemetry.queue_depth.set(depth)
-        telemetry.wq_depth.set(depth)
-        running = running_seconds()
-        telemetry.wq_unfinished.set(sum(running))
-        telemetry.wq_longest.set(max(running, default=0.0))
-        return web.Response(body=telemetry.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    def probe(check: Callable[[], str | None]) -> Callable[[web.Request], Any]:
-        async def handler(_: web.Request) -> web.Response:
-            problem = check()
-            if problem is None:
-                return web.Response(text="ok")
-            return web.Response(status=503, text=problem)
-
-        return handler
-
-    async def debug_decision(request: web.Request) -> web.Response:
-        info = request.match_info
-        found = decision(info["kind"], info["namespace"], info["name"])
-        if found is None:
-            return web.json_response({"error": f"no decision recorded for {info['kind']} "
-                                               f"{info['namespace']}/{info['name']}"}, status=404)  # fmt: skip
-        return web.json_response(found, dumps=lambda v: json.dumps(v, indent=1, sort_keys=True))
-
-    app = web.Application(middlewares=middlewares)
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/healthz", probe(healthy))
-    app.router.add_get("/livez", probe(healthy))
-    app.router.add_get("/readyz", probe(ready))
-    app.router.add_get("/debug/decisions/{kind}/{namespace}/{name}", debug_decision)
-    return app

@@ -10,7 +10,8 @@ from controller.preview import decision_lookup, resolve_kind
 from controller.reconcile import SyncOutcome
 from controller.run.queue import Due
 from controller.reconcile_state import Result
-from controller.telemetry import ControllerTelemetry, build_http_app
+from controller.http_server import build_http_app
+from controller.telemetry import ControllerTelemetry
 
 from tests.unit.controller.world import KEY, World, external, pas_json
 

@@ -26,7 +26,8 @@ from controller.reconcile import InvalidAutoscaler, SyncOutcome
 from controller.run.queue import Due, DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from controller.run.workers import WorkerPool
-from controller.telemetry import ControllerTelemetry, build_http_app
+from controller.http_server import build_http_app
+from controller.telemetry import ControllerTelemetry
 
 from tests.unit.controller.world import KEY, NS, World, external, pas_json
 
