@@ -12,7 +12,7 @@ Order (upstream `reconcileAutoscaler`, through ports only, no HTTP here):
    `complete` with the outcome;
 6. events through the sink (one the object emitted less than half a period ago is not repeated:
    a retry after a failure comes sooner than upstream's next sync); the history kept in memory;
-   status written only when `needs_status_write` says so (changes, new outcome, every scale
+   status written only when `plan_status_write` says so (changes, new outcome, every scale
    write, else a history checkpoint at most once per interval).
 `is_leader()` is checked before every write; a replica that lost its Lease mid-sync writes nothing. The first sync
 after start or leadership gain restores the history from the status checkpoint and emits `StateRestored` once. Native
@@ -36,7 +36,9 @@ from controller.algorithm import ControllerConfig, Decision, Outcome, complete, 
 from controller.algorithm.behavior import ScaleHistory
 from controller.algorithm.conditions import Event, EventReason, EventType, event_rescale
 from controller.algorithm.pods import PodInfo
-from controller.algorithm.spec import FetchFailure, Observation, ScaleTarget, SelectorProblem, SyncInput
+from controller.algorithm.history_rules import restorable, shadow_history_until, with_builtin_rescale
+from controller.algorithm.shell import sync_input
+from controller.algorithm.spec import FetchFailure, Observation, ScaleTarget, SelectorProblem
 from controller.algorithm.sync import needs_metrics
 from controller.history.source import ForecastSource, forecasts_for
 from controller.kube.objects import KIND, Autoscaler, Mode
@@ -46,8 +48,7 @@ from controller.kube.last_decision import limiting_reason
 from controller.kube.status import StatusDraft, invalid_spec_status, plan_status_write
 from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
                                         ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
-                                        paused_in_status, restorable, shadow_history_until, unrepeated,
-                                        with_builtin_rescale, with_initial_recommendation, forecast_events)  # fmt: skip
+                                        paused_in_status, unrepeated, forecast_events)  # fmt: skip
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.selectors import SelectorError
 
@@ -235,10 +236,9 @@ class Reconciler:
                                                    history=state.history), scale=None)  # fmt: skip
         now = self._clock()
         history = state.history
-        if history is not None and state.fresh_restore:
-            history = with_initial_recommendation(history, scale.spec_replicas, now)
-        if obj.key.kind != KIND:  # a native HPA: the built-in controller's rescales count for its policies
-            history = with_builtin_rescale(history, state.last_report, obj.status)
+        if obj.key.kind != KIND and state.last_report is not None:  # a native HPA: its own rescales count
+            history = with_builtin_rescale(history, before=state.last_report.autoscaler.status, status=obj.status,
+                                           behavior=state.last_report.decision.effective_behavior)  # fmt: skip
         target = ScaleTarget(spec_replicas=scale.spec_replicas, status_replicas=scale.status_replicas)
         pods, problem = self._select_pods(ns, scale.selector)
         if problem is None:
@@ -250,9 +250,9 @@ class Reconciler:
         observations: tuple[Observation, ...] = ()
         if problem is None and needs_metrics(obj.spec, target):
             observations = await self._observe_all(ns, obj, scale.selector)
-        inp = SyncInput(spec=obj.spec, scale=target, now=now, status=obj.status, pods=pods,
-                        observations=observations, selector_problem=problem, history=history, namespace=ns,
-                        forecasts=await forecasts_for(self._forecasts, obj, now))  # fmt: skip
+        inp = sync_input(obj.spec, scale=target, now=now, status=obj.status, history=history,
+                         restored=state.fresh_restore, pods=pods, observations=observations, selector_problem=problem,
+                         namespace=ns, forecasts=await forecasts_for(self._forecasts, obj, now))  # fmt: skip
         return _Read(decision=decide(inp, self._config), scale=scale)
 
     def _select_pods(self, namespace: str, selector: str) -> tuple[tuple[PodInfo, ...], SelectorProblem | None]:

@@ -36,7 +36,8 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from controller.algorithm import ControllerConfig, Decision, ScaleHistory, SyncInput, complete, decide
+from controller.algorithm import ControllerConfig, Decision, ScaleHistory, complete, decide
+from controller.algorithm.shell import sync_input
 from controller.algorithm.decision import Outcome, Stage
 from controller.algorithm.pods import ContainerInfo, PodInfo, ReadyStatus
 from controller.algorithm.spec import (
@@ -69,9 +70,8 @@ def sync_once(spec: AutoscalerSpec, config: ControllerConfig, state: LiveState, 
     `namespace` is the autoscaler's, named in messages as the controller names it; `forecasts` per
     metric, for a predictive spec."""
     scale = ScaleTarget(spec_replicas=state.replicas, status_replicas=state.replicas)
-    decision = decide(SyncInput(spec=spec, scale=scale, now=now, status=state.status, pods=pods,
-                                observations=observations, history=state.history, namespace=namespace,
-                                forecasts=forecasts), config)
+    decision = decide(sync_input(spec, scale=scale, now=now, status=state.status, history=state.history, pods=pods,
+                                 observations=observations, namespace=namespace, forecasts=forecasts), config)
     replicas = state.replicas
     if decision.write:
         decision = complete(decision, write_error=None, now=now)
@@ -170,9 +170,9 @@ def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, c
         pods, serving = fleet.at(now)
         observations = model.observations(i, n, ready=serving)
         if i % sync_every:  # no sync now: read what the metrics show, change nothing
-            decision = decide(SyncInput(spec=spec, scale=ScaleTarget(spec_replicas=n, status_replicas=n), now=now,
-                                        status=state.status, pods=pods, observations=observations,
-                                        history=state.history, namespace=namespace), config)
+            decision = decide(sync_input(spec, scale=ScaleTarget(spec_replicas=n, status_replicas=n), now=now,
+                                         status=state.status, history=state.history, pods=pods,
+                                         observations=observations, namespace=namespace), config)
             limited.append("")
             errors.append("")
         else:

@@ -308,7 +308,7 @@ def plan_status_write(previous: Json, new: Json, *, now: float, force_checkpoint
     """Why `new` must be written over `previous` now, or None to skip this write.
 
     `history_restorable`: the caller found that the checkpoint in `previous` restores to the
-    same decisions as the new history (`controller.reconcile_state.restorable`), so the timed
+    same decisions as the new history (`controller.algorithm.history_rules.restorable`), so the timed
     checkpoint is not due; `force_checkpoint` (a scale write, shutdown) saves it regardless;
     `checkpoint_interval` is `--status-checkpoint-interval`."""
     if any(previous.get(key) != new.get(key) for key in _STABLE_FIELDS) or \

@@ -147,7 +147,8 @@ def _daily(t: np.ndarray) -> np.ndarray:
 
 def test_a_predictive_spec_replays_with_forecasts_and_a_lower_deficit() -> None:
     step, days_before = 60.0, 3
-    grid = Grid(start=days_before * DAY, step=step, count=int(DAY / step))
+    # the day's ramp and peak only (the 2 s unit budget): from 04:48 to 13:12 of the fourth day
+    grid = Grid(start=days_before * DAY + 0.2 * DAY, step=step, count=int(0.35 * DAY / step))
     t = np.arange(0.0, grid.end + step, step)
     load = _daily(t)
     history = History(start=0.0, step=step, values=load)

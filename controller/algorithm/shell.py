@@ -1,0 +1,39 @@
+"""The one decide shell: what a sync read, turned into the algorithm's input.
+
+The live controller (`controller.reconcile`), the backtest (`controller.backtest.simulate`) and,
+through the real `Reconciler`, the conformance runner all build `SyncInput` here, so a rule about
+the input (the first-sync recommendation after a restore, which forecasts count) is written once
+and a new input (a forecast, a zero rule) enters in one place.
+
+Non-goals: reading (the callers), deciding (`decide`). Pure: no I/O, no clock reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controller.algorithm.behavior import ScaleHistory
+from controller.algorithm.history_rules import with_initial_recommendation
+from controller.algorithm.pods import PodInfo
+from controller.algorithm.spec import (
+    AutoscalerSpec, HpaStatus, MetricForecast, Observation, PredictionMode, ScaleTarget, SelectorProblem, SyncInput,
+)  # fmt: skip
+
+__all__ = ["sync_input"]
+
+_NO_STATUS = HpaStatus()
+
+
+def sync_input(spec: AutoscalerSpec, *, scale: ScaleTarget, now: float, status: HpaStatus = _NO_STATUS,
+               history: ScaleHistory | None = None, restored: bool = False, pods: tuple[PodInfo, ...] = (),
+               observations: tuple[Observation, ...] = (), selector_problem: SelectorProblem | None = None,
+               forecasts: Sequence[MetricForecast | None] = (), namespace: str = "") -> SyncInput:
+    """The input of one sync. `restored`: `history` came from the status checkpoint and this is the
+    first sync since (upstream's first-sync recommendation of the current count is added to it).
+    Forecasts reach the algorithm only when `spec.prediction` asks for them."""
+    if history is not None and restored:
+        history = with_initial_recommendation(history, scale.spec_replicas, now)
+    p = spec.prediction
+    kept = () if p is None or p.mode is PredictionMode.OFF else tuple(forecasts)
+    return SyncInput(spec=spec, scale=scale, now=now, status=status, pods=pods, observations=observations,
+                     selector_problem=selector_problem, history=history, namespace=namespace, forecasts=kept)
