@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,7 @@ __all__ = ["HistoryOptions", "RunOptions", "build_parser", "parse"]
 _SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 _SA_NAMESPACE = Path(f"{_SA_DIR}/namespace")
 T = TypeVar("T")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _BOOL = {"true": True, "1": True, "t": True, "false": False, "0": False, "f": False}
 
 
@@ -234,10 +236,12 @@ def build_parser(prog: str = "prom-autoscaler-controller run") -> argparse.Argum
 
 
 def _header(text: str) -> tuple[str, str]:
+    """`Key=Value`, split on the first `=`, refused as the adapter refuses it (a bad name, a newline)."""
     key, _, value = text.partition("=")
-    if not key.strip() or "\n" in value or "\r" in value:
-        raise ValueError(f"header {text!r}: want Key=Value on one line")
-    return key.strip(), value
+    key = key.strip()
+    if not _HEADER_NAME.fullmatch(key) or "\n" in value or "\r" in value:
+        raise ValueError(f"header {text!r}: want Key=Value on one line, Key an HTTP header name")
+    return key, value
 
 
 def _history_flags(p: argparse.ArgumentParser, pos: Callable[[str], float]) -> None:
