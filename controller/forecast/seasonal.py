@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from controller.forecast.history import Array, History
 
-__all__ = ["DAY", "MIN_HISTORY_SECONDS", "WEEK", "Forecast", "detect_periods", "forecast"]
+__all__ = ["DAY", "MIN_HISTORY_SECONDS", "WEEK", "Forecast", "detect_periods", "forecast", "level"]
 
 DAY, WEEK = 86_400, 7 * 86_400
 # Two daily cycles: one to find the cycle in, one to take an analogue from.
@@ -47,6 +47,13 @@ class Forecast:
     why: str  # what it was made from, or why there is none
     history_seconds: float  # seconds of samples it read
     periods: tuple[int, ...] = ()  # the cycles used (seconds)
+    rise: float | None = None  # the analogues' rise over the horizon (value = level now x rise)
+
+
+def level(history: History, *, now: float, horizon: float) -> float:
+    """The mean of the samples in the last `horizon` before `now` (NaN: none): what a rise multiplies."""
+    h = history.upto(now, seconds=max(horizon, history.step))
+    return _mean(h.values)
 
 
 def _hourly_means(h: History) -> Array:
@@ -167,7 +174,7 @@ def forecast(history: History, *, now: float, horizon: float, lookback: float,
     closest = np.flatnonzero(ok)[np.argsort(dist[ok], kind="stable")][:_ANALOGUES]
     rise_hat = float(np.median(rise[closest]))
     days = ", ".join(f"{(last - int(js[k])) * step / DAY:g}d" for k in closest)
-    return Forecast(value=max(0.0, level_now) * rise_hat, history_seconds=seconds, periods=used,
+    return Forecast(value=max(0.0, level_now) * rise_hat, history_seconds=seconds, periods=used, rise=rise_hat,
                     why=f"level {level_now:.6g} x rise {rise_hat:.3g} (median of the analogues {days} ago)")
 
 
