@@ -132,7 +132,8 @@ def _forecast_source(h: HistoryOptions, reader: PrometheusHistory | None) -> For
 class Controller:
     """Everything the controller runs, built from options; `run()` until `stop` is set."""
 
-    def __init__(self, o: RunOptions, client: KubeClient) -> None:
+    def __init__(self, o: RunOptions, client: KubeClient, *, history_reader: PrometheusHistory | None = None,
+                 forecasts: ForecastSource | None = None) -> None:
         loop = asyncio.get_running_loop()
         self.options, self.client = o, client
         self.telemetry = ControllerTelemetry(lease_name=o.lease_name if o.leader_elect else None,
@@ -153,13 +154,13 @@ class Controller:
         is_leader = self.elector.is_leader if self.elector is not None else (lambda: True)
         # Scales read from watch caches of the targeted kinds (GET /scale when they cannot answer).
         self.scale_reads = CachedScaleClient(KubeScaleClient(client, resolver), client, namespace=ns)
-        self.history_reader = _history_reader(o.history)  # spec.prediction's history (session opened in run)
+        self.history_reader = history_reader  # spec.prediction's history (its session opened in run)
         self.reconciler = Reconciler(
             scale=self.scale_reads, pods=CachedPodLister(self.pods_cache),
             metrics=AggregatedMetricsSource(client, resolver, observer=self.telemetry.observe_fetch),
             status=KubeStatusWriter(client), events=self.events, config=_controller_config(o),
             is_leader=is_leader, wall_clock=time.time, checkpoint_interval=o.checkpoint_interval,
-            forecasts=_forecast_source(o.history, self.history_reader),
+            forecasts=forecasts,
         )  # fmt: skip
         self.queue: DueQueue[ObjectKey] = DueQueue(limiter=DefaultControllerRateLimiter(clock=loop.time))
         claim_only = frozenset() if o.preview_native_hpas else frozenset({HPA_KIND})
@@ -295,13 +296,15 @@ async def serve(o: RunOptions) -> int:
         config = client_config(o.kubeconfig)
     except KubeConfigError as err:
         raise StartupError(str(err)) from None
+    history_reader = _history_reader(o.history)  # its TLS files and the rule file: read (and refused) before connecting
+    forecasts = _forecast_source(o.history, history_reader)
     client = KubeClient(config, user_agent=_USER_AGENT)
     await client.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    controller = Controller(o, client)
+    controller = Controller(o, client, history_reader=history_reader, forecasts=forecasts)
     serving = _serving_context(o)
     guard = EndpointGuard(TokenReviewer(client), SubjectAccessReviewer(client),
                           always_allow=o.always_allow_paths) if serving is not None else None
