@@ -174,8 +174,11 @@ def forecast(history: History, *, now: float, horizon: float, lookback: float,
     closest = np.flatnonzero(ok)[np.argsort(dist[ok], kind="stable")][:_ANALOGUES]
     rise_hat = float(np.median(rise[closest]))
     days = ", ".join(f"{(last - int(js[k])) * step / DAY:g}d" for k in closest)
+    capped = f", capped at {_MAX_RISE:g}x: the rise from a level near zero is not a pattern" \
+        if rise_hat >= _MAX_RISE else ""
     return Forecast(value=max(0.0, level_now) * rise_hat, history_seconds=seconds, periods=used, rise=rise_hat,
-                    why=f"level {level_now:.6g} x rise {rise_hat:.3g} (median of the analogues {days} ago)")
+                    why=f"level {level_now / 1000:.6g} x rise {rise_hat:.3g}{capped} (median of the analogues {days} "
+                        "ago)")
 
 
 def _analogues(x: Array, js: npt.NDArray[np.int64], *, n_h: int, n_c: int) -> tuple[Array, Array]:
