@@ -61,6 +61,7 @@ from controller.http_server import build_http_app
 from controller.telemetry import ControllerTelemetry
 from kubecommon.gctune import freeze_heap
 from kubecommon.kube.cache import ObjectCache
+from kubecommon.kube.compact import strip_metadata
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError
 from kubecommon.kube.errors import KubeError
@@ -188,8 +189,9 @@ class Controller:
                 pending.set()
                 asyncio.get_running_loop().call_later(_COALESCE_SECONDS, flush)
 
+        # kept: identity metadata, spec and status, strings interned (kubecommon.kube.compact)
         cache = ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
-                            on_change=changed, track_changes=True)  # fmt: skip
+                            strip=strip_metadata, on_change=changed, track_changes=True)  # fmt: skip
         self.caches.append(cache)
         self._flushes[cache] = flush
         return cache

@@ -1,11 +1,11 @@
 """`CachedPodLister`: the pods a target's selector selects, from a watch cache (ports.PodLister).
 
-Job: answer `pods(namespace, selector)` from an `ObjectCache` of pods kept with their raw JSON
-(one cache per watched namespace, or one for the cluster), converting each pod to the
-algorithm's `PodInfo`: phase, the PodReady condition and its lastTransitionTime, startTime,
-deletionTimestamp, container requests in milli-units, restartable init containers (sidecars),
-pod-level requests and the RuntimeClass overhead. Conversions are remembered per pod
-resourceVersion and parsed selectors per text, so a sync over a large selection does no
+Job: answer `pods(namespace, selector)` from an `ObjectCache` of pods (one cache per watched
+namespace, or one for the cluster) that converts each pod version, as it enters the cache, to
+the algorithm's `PodInfo` (`KubeObject.value`; the pod's JSON is not kept): phase, the PodReady
+condition and its lastTransitionTime, startTime, deletionTimestamp, container requests in
+milli-units, restartable init containers (sidecars), pod-level requests and the RuntimeClass
+overhead. Parsed selectors are remembered per text, so a sync over a large selection does no
 repeated parsing; the selection itself is remembered per (namespace, selector) until that
 namespace of the cache changes, so a steady namespace costs one lookup per sync, not a scan.
 Before the cache has listed once, `pods` raises `CacheNotSynced`: an empty
@@ -17,6 +17,7 @@ Non-goals: listing per sync, metrics, grouping (the algorithm groups).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from sys import intern
 from typing import Any
 
 from controller.algorithm.pods import ContainerInfo, PodInfo, PodPhase, ReadyStatus
@@ -34,7 +35,6 @@ from kubecommon.selectors import Selector, parse_selector
 __all__ = ["PODS", "CachedPodLister", "pod_cache", "pod_info"]
 
 PODS = ResourceInfo(group="", version="v1", resource="pods", kind="Pod", namespaced=True)
-_CONVERTED_PODS = 200_000
 _PARSED_SELECTORS = 10_000
 _SELECTIONS = 20_000
 
@@ -42,9 +42,9 @@ Json = Mapping[str, Any]
 
 
 def pod_cache(client: KubeClient, namespace: str | None = None) -> ObjectCache:
-    """The watch cache a `CachedPodLister` reads (not started; the caller owns its lifecycle),
-    keeping a selection for every autoscaler the lister remembers one for."""
-    return ObjectCache(client, PODS, namespace=namespace, keep_raw=True, kept_selections=_SELECTIONS)
+    """The watch cache a `CachedPodLister` reads (not started; the caller owns its lifecycle):
+    each pod as its `PodInfo`, and a selection for every autoscaler the lister remembers one for."""
+    return ObjectCache(client, PODS, namespace=namespace, convert=pod_info, kept_selections=_SELECTIONS)
 
 
 def _requests(resources: Any) -> dict[str, int]:
@@ -52,7 +52,7 @@ def _requests(resources: Any) -> dict[str, int]:
     requests = (resources or {}).get("requests") if isinstance(resources, Mapping) else None
     for name, text in (requests or {}).items():
         try:
-            out[str(name)] = Quantity.parse(str(text)).milli_value()
+            out[intern(str(name))] = Quantity.parse(str(text)).milli_value()
         except QuantityError:
             continue  # the API server validates quantities; a bad one counts as "no request"
     return out
@@ -87,9 +87,9 @@ def pod_info(raw: Json) -> PodInfo:
     """One pod's JSON -> PodInfo."""
     meta, spec, status = raw.get("metadata") or {}, raw.get("spec") or {}, raw.get("status") or {}
     ready, ready_at = _ready(status.get("conditions"))
-    regular = tuple(ContainerInfo(name=str(c.get("name") or ""), requests=_requests(c.get("resources")))
+    regular = tuple(ContainerInfo(name=intern(str(c.get("name") or "")), requests=_requests(c.get("resources")))
                     for c in spec.get("containers") or () if isinstance(c, Mapping))
-    inits = tuple(ContainerInfo(name=str(c.get("name") or ""), requests=_requests(c.get("resources")),
+    inits = tuple(ContainerInfo(name=intern(str(c.get("name") or "")), requests=_requests(c.get("resources")),
                                 restartable_init=c.get("restartPolicy") == "Always")
                   for c in spec.get("initContainers") or () if isinstance(c, Mapping))
     pod_level = _requests(spec.get("resources")) if spec.get("resources") else {}
@@ -104,7 +104,6 @@ def pod_info(raw: Json) -> PodInfo:
 class CachedPodLister:
     def __init__(self, cache: ObjectCache) -> None:
         self._cache = cache
-        self._converted: LRUCache[tuple[str, str, str], PodInfo] = LRUCache(_CONVERTED_PODS)
         self._selectors: LRUCache[str, Selector] = LRUCache(_PARSED_SELECTORS)
         # (namespace, selector) -> (the cache's selection they were converted from, the pods)
         self._selections: LRUCache[tuple[str, str], tuple[Sequence[KubeObject], tuple[PodInfo, ...]]] = \
@@ -123,10 +122,11 @@ class CachedPodLister:
         self._selections.put((namespace, selector), (selected, pods))
         return list(pods)
 
-    def _convert(self, obj: KubeObject) -> PodInfo:
-        key = (obj.namespace, obj.name, obj.resource_version)
-        return self._converted.get_or_compute(
-            key, lambda: pod_info(obj.raw) if obj.raw is not None else PodInfo(name=obj.name, phase=_phase(obj.phase)))
+    @staticmethod
+    def _convert(obj: KubeObject) -> PodInfo:
+        if isinstance(obj.value, PodInfo):
+            return obj.value
+        return pod_info(obj.raw) if obj.raw is not None else PodInfo(name=obj.name, phase=_phase(obj.phase))
 
 
 def _port_check(cache: ObjectCache) -> None:

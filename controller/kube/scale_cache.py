@@ -1,14 +1,16 @@
 """`CachedScaleClient`: the target's scale read from a watch cache, `/scale` written as before.
 
 Job (ports.ScaleClient): at 10,000 autoscalers a GET of `/scale` per sync costs more CPU than the
-rest of the sync. Reads are answered from a list-then-watch cache (`ObjectCache`, whole objects)
-of the target's resource, with the Scale derived as the API server derives it
-(`controller.kube.scale_derive`): the built-in workloads (apps/v1 Deployments, StatefulSets,
-ReplicaSets; core ReplicationControllers) and custom resources whose CRD (watched too) declares a
-scale subresource for the served version. Everything else goes to `KubeScaleClient` (GET
-`/scale`), and so does every read the cache cannot answer: cache not synced yet, object not in
-it (just created, or in a namespace not watched), or an object the API server would refuse to
-derive (it then reports the error itself). So a miss never becomes FailedGetScale.
+rest of the sync. Reads are answered from a list-then-watch cache (`ObjectCache`) of the target's
+resource, with the Scale derived as the API server derives it (`controller.kube.scale_derive`):
+the built-in workloads (apps/v1 Deployments, StatefulSets, ReplicaSets; core
+ReplicationControllers), whose cache keeps only the Scale derived as each version arrives (not
+the object: a Deployment's pod template is most of it), and custom resources whose CRD (watched
+too, kept as its versions' scale subresources only) declares a scale subresource for the served
+version, whose cache keeps the objects without metadata beyond their identity. Everything else
+goes to `KubeScaleClient` (GET `/scale`), and so does every read the cache cannot answer: cache
+not synced yet, object not in it (just created, or in a namespace not watched), or an object the
+API server would refuse to derive (it then reports the error itself). So a miss never becomes FailedGetScale.
 
 * Caches start lazily, one per (group, resource) on the first read of a target of that kind,
   shared by all autoscalers; they are kept until `stop()` (controller shutdown): the kinds a
@@ -42,10 +44,10 @@ from controller.kube.scale_derive import (
 )
 from kubecommon.kube.cache import ObjectCache
 from kubecommon.kube.client import KubeClient
+from kubecommon.kube.compact import compact, strip_metadata
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.kube.objects import KubeObject
 from kubecommon.kube.resources import ResourceInfo
-from kubecommon.lru import LRUCache
 
 __all__ = ["CRDS", "CachedScaleClient"]
 
@@ -54,7 +56,6 @@ CRDS = ResourceInfo(group="apiextensions.k8s.io", version="v1", resource="custom
                     kind="CustomResourceDefinition", namespaced=False)
 _REFUSED = (401, 403, 404)  # waiting will not help: RBAC, or the resource is not served
 _WRITTEN_TTL_SECONDS = 30.0
-_DERIVED_SCALES = 50_000  # targets whose derived Scale is remembered (a miss only re-derives)
 
 _Key = tuple[str, str]  # (group, resource)
 _ObjectKey = tuple[str, str, str, str]  # (group, resource, namespace, name)
@@ -89,7 +90,6 @@ class CachedScaleClient:
         self._crds: ObjectCache | None = None
         self._off: set[_Key] = set()  # kinds whose list was refused: GET /scale for good
         self._written: dict[_ObjectKey, _Written] = {}
-        self._derived: LRUCache[_ObjectKey, tuple[KubeObject, ScaleInfo | None]] = LRUCache(_DERIVED_SCALES)
         self.reads_cached = 0  # reads answered from a watch cache (self-metrics, tests)
         self.reads_direct = 0  # reads that went to GET /scale
 
@@ -140,25 +140,21 @@ class CachedScaleClient:
         if not await self._usable(cache, key):
             return None
         obj = cache.get(namespace, name)
-        derived = self._derive(derive, (*key, namespace, name), obj)
+        derived = self._derive(derive, obj)
         if derived is None:
             self._written.pop((*key, namespace, name), None)  # the GET that follows is fresh
             return None
         return self._fresher((*key, namespace, name), derived)
 
-    def _derive(self, derive: Callable[[Mapping[str, Any]], ScaleInfo | None], key: _ObjectKey,
-                obj: KubeObject | None) -> ScaleInfo | None:
-        """`derive(obj.raw)`, remembered while the cache holds the same object (a watch event
-        replaces it), so a steady target is not re-derived (selector text and all) every sync."""
-        if obj is None or obj.raw is None:
+    @staticmethod
+    def _derive(derive: Callable[[Mapping[str, Any]], ScaleInfo | None], obj: KubeObject | None) -> ScaleInfo | None:
+        """A built-in workload's Scale as derived when the cache took the object in; a custom
+        resource's derived now (its scale paths may change with its CRD)."""
+        if obj is None:
             return None
-        remembered = self._derived.get(key)
-        if remembered is not None and remembered[0] is obj:
-            return remembered[1]
-        derived = derive(obj.raw)
-        if key[:2] in BUILTIN_SCALABLE:  # a custom resource's scale paths may change with its CRD
-            self._derived.put(key, (obj, derived))
-        return derived
+        if isinstance(obj.value, ScaleInfo):
+            return obj.value
+        return derive(obj.raw) if obj.raw is not None else None
 
     async def _derivation(self, info: ResourceInfo) -> Callable[[Mapping[str, Any]], ScaleInfo | None] | None:
         """How to turn an object of `info` into its Scale; None: ask the API server."""
@@ -193,8 +189,14 @@ class CachedScaleClient:
         return cache
 
     def _new_cache(self, info: ResourceInfo, *, namespace: str | None) -> ObjectCache:
-        cache = ObjectCache(self._client, info, namespace=namespace, keep_raw=True,
-                            watch_timeout_seconds=self._watch_timeout)
+        if (info.group, info.resource) in BUILTIN_SCALABLE:
+            resource = info.resource
+            cache = ObjectCache(self._client, info, namespace=namespace, watch_timeout_seconds=self._watch_timeout,
+                                convert=lambda obj: scale_from_workload(obj, resource))
+        else:
+            cache = ObjectCache(self._client, info, namespace=namespace, keep_raw=True,
+                                strip=_scale_part if info == CRDS else strip_metadata,
+                                watch_timeout_seconds=self._watch_timeout)
         cache.start()
         _log.info("scale reads of %s: watching %s (until synced, GET /scale)", info.kind, info.resource)
         return cache
@@ -220,6 +222,15 @@ class CachedScaleClient:
             del self._written[key]
             return derived
         return written.scale
+
+
+def _scale_part(crd: Mapping[str, Any]) -> dict[str, Any]:
+    """What `custom_scale_paths` reads of a CRD: each version's name and scale subresource (a
+    CRD's schemas are most of it, and a cluster may hold hundreds of CRDs)."""
+    versions = (crd.get("spec") or {}).get("versions")
+    kept = [{"name": v.get("name"), "subresources": {"scale": compact((v.get("subresources") or {}).get("scale"))}}
+            for v in versions if isinstance(v, Mapping)] if isinstance(versions, list) else versions
+    return {**strip_metadata({k: v for k, v in crd.items() if k != "spec"}), "spec": {"versions": kept}}
 
 
 def _port_check(direct: KubeScaleClient, client: KubeClient) -> None:

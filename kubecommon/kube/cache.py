@@ -27,6 +27,14 @@ Change notification: `on_change(cache)` after every applied event or relist. Wit
 `take_changes()` (added, modified or deleted `(namespace, name)`; a relist reports every key held
 before or after it), so a listener can do O(changes) work instead of diffing the whole cache.
 
+What is kept per object: `KubeObject` (identity, labels, phase...) and, for readers that need
+more, the raw JSON (`keep_raw`) after `strip(raw)` (client-go's `SetTransform`: drop what the
+reader never reads, such as managedFields, annotations and pod templates, before the object is
+stored) and/or `convert(raw)`, the reader's own parsed value (`KubeObject.value`), when that is
+all it needs. Both run once per object version, as it enters the cache; a `convert` that raises
+or `strip` that raises leaves `value` None and the raw JSON whole (logged) rather than ending
+the watch.
+
 Non-goals: writes, resync callbacks per object.
 """
 
@@ -104,7 +112,8 @@ def _must_relist(err: BaseException) -> bool:
 class ObjectCache:
     def __init__(self, client: KubeClient, info: ResourceInfo, *, namespace: str | None = None,
                  field_selector: str | None = None, keep_data: bool = False,
-                 keep_raw: bool = False,
+                 keep_raw: bool = False, strip: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+                 convert: Callable[[Mapping[str, Any]], Any] | None = None,
                  on_change: Callable[[ObjectCache], None] | None = None, track_changes: bool = False,
                  watch_timeout_seconds: int = 300, watch_idle_seconds: float = WATCH_IDLE_SECONDS,
                  max_backoff: float = 30.0, relist_after_outage: float = RELIST_AFTER_OUTAGE,
@@ -115,6 +124,8 @@ class ObjectCache:
         self._field_selector = field_selector
         self._keep_data = keep_data
         self._keep_raw = keep_raw
+        self._strip = strip
+        self._convert = convert
         self._on_change = on_change
         self._watch_timeout = watch_timeout_seconds
         self._watch_idle = watch_idle_seconds
@@ -324,8 +335,15 @@ class ObjectCache:
         return str(meta.get("resourceVersion") or "")
 
     def _put(self, store: dict[str, dict[str, KubeObject]], raw: Mapping[str, Any]) -> KubeObject:
+        value, stripped = None, None
+        if isinstance(raw, Mapping) and (self._convert is not None or (self._keep_raw and self._strip is not None)):
+            try:
+                value = self._convert(raw) if self._convert is not None else None
+                stripped = self._strip(raw) if self._keep_raw and self._strip is not None else None
+            except Exception:  # a reader's parser bug must not stop the reflector: keep the raw JSON
+                _log.exception("watch cache %s: cannot convert or strip an object", self.info.resource)
         obj = from_api(raw, kind=self.info.kind, api_version=self.info.api_version,
-                       keep_data=self._keep_data, keep_raw=self._keep_raw)
+                       keep_data=self._keep_data, keep_raw=self._keep_raw, stripped=stripped, value=value)
         store.setdefault(obj.namespace, {})[obj.name] = obj
         return obj
 

@@ -2,7 +2,11 @@
 
 Raw API JSON is converted at the edge (`from_api`) into `KubeObject`, which keeps only what the
 metrics paths need (identity, labels, creation time, pod phase/node), so a cache of 100k pods
-stays small and handlers never see Kubernetes client types.
+stays small and handlers never see Kubernetes client types. A reader that needs more keeps
+either the raw JSON (`keep_raw`, best with a `strip` that drops what it never reads, as
+client-go's `SetTransform` drops managedFields) or, smaller still, only its own parsed value
+of the object (`value`, see `ObjectCache(convert=...)`). Identity strings shared between objects
+(namespace, label keys and values) are interned, so 10,000 pods of one namespace hold one copy.
 
 Non-goals: writes, full object bodies. Pure: no I/O.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from sys import intern
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -46,9 +51,12 @@ class KubeObject:
     phase: str = ""  # pods only: status.phase
     node_name: str = ""  # pods only: spec.nodeName
     data: Mapping[str, str] = field(default_factory=lambda: _EMPTY)  # configmaps only
-    # The whole object as the API server sent it, for readers that need more than the fields
-    # above (the controller's pods and autoscaler objects); None unless the cache keeps it.
+    # The object as the API server sent it (after the cache's `strip`), for readers that need more
+    # than the fields above (the controller's autoscaler objects); None unless the cache keeps it.
     raw: Mapping[str, Any] | None = None
+    # What the cache's `convert` made of the object (the controller's PodInfo, a workload's Scale):
+    # kept instead of the raw JSON when that parsed value is all its reader needs; None without one.
+    value: Any = None
 
     def fields(self) -> dict[str, str]:
         """Values addressable by field selectors (metadata.name, metadata.namespace, ...)."""
@@ -61,9 +69,11 @@ class KubeObject:
 
 
 def from_api(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "",
-             keep_data: bool = False, keep_raw: bool = False) -> KubeObject:
+             keep_data: bool = False, keep_raw: bool = False, stripped: Mapping[str, Any] | None = None,
+             value: Any = None) -> KubeObject:
     """Convert one object of a LIST or WATCH answer (list items carry no kind/apiVersion).
 
+    `keep_raw` keeps `stripped` (the part of `obj` the reader needs) when given, else `obj`.
     ValueError names the field when the object, its metadata, labels or data are not JSON
     objects: a malformed answer is an error the caller reports, never an AttributeError that
     ends a watch loop."""
@@ -74,8 +84,8 @@ def from_api(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "",
     data = _object(obj.get("data"), "data") if keep_data else None
     return KubeObject(
         name=str(meta.get("name", "")),
-        namespace=str(meta.get("namespace") or ""),
-        labels=MappingProxyType({str(k): str(v) for k, v in labels.items()}) if labels else _EMPTY,
+        namespace=intern(str(meta.get("namespace") or "")),
+        labels=MappingProxyType({intern(str(k)): intern(str(v)) for k, v in labels.items()}) if labels else _EMPTY,
         uid=str(meta.get("uid") or ""),
         resource_version=str(meta.get("resourceVersion") or ""),
         creation_timestamp=meta.get("creationTimestamp"),
@@ -84,7 +94,8 @@ def from_api(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "",
         phase=str(status.get("phase") or "") if isinstance(status, Mapping) else "",
         node_name=str(spec.get("nodeName") or "") if isinstance(spec, Mapping) else "",
         data=MappingProxyType({str(k): str(v) for k, v in data.items()}) if data else _EMPTY,
-        raw=obj if keep_raw else None,
+        raw=(obj if stripped is None else stripped) if keep_raw else None,
+        value=value,
     )
 
 

@@ -97,3 +97,16 @@ async def test_lister_reads_the_watch_cache(api):
             lister.pods("shop", "app in (")
     finally:
         await cache.stop()
+
+
+async def test_the_cache_keeps_each_pod_as_its_pod_info_only(api):
+    await put_pod(api, pod("web-0", containers=(("app", {"cpu": "250m"}),)))
+    cache = pod_cache(api.client)
+    cache.start()
+    try:
+        await cache.wait_synced(1.5)
+        kept = cache.get("shop", "web-0")
+        assert kept.raw is None and kept.value == pod_info(pod("web-0"))
+        assert CachedPodLister(cache).pods("shop", "app=web")[0] is kept.value  # no second conversion
+    finally:
+        await cache.stop()

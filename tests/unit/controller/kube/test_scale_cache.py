@@ -165,3 +165,26 @@ async def test_caches_are_shared_per_kind_and_only_for_targeted_kinds(server, sc
     assert scales.cached_kinds() == ["deployments.apps"]
     lists = [c for c in server.calls if c == f"GET {DEPLOYS}"]
     assert len(lists) == 1
+
+
+async def test_caches_keep_only_what_the_scale_needs(server, scales):
+    """A built-in workload is kept as its derived Scale (no JSON: the pod template is most of a
+    Deployment); a custom resource as its identity metadata, spec and status; a CRD as its
+    versions' scale subresources (not its schemas)."""
+    big = workload("web", 3)
+    big["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": {"f:spec": {"f:template": {}}}}]
+    big["spec"]["template"] = {"spec": {"containers": [{"name": "app", "image": "app", "env": [{"name": "A"}]}]}}
+    server.put(DEPLOYS, big)
+    server.put(CRDS, {**crd("widgets", "Widget"), "spec": {**crd("widgets", "Widget")["spec"], "versions": [
+        {**crd("widgets", "Widget")["spec"]["versions"][0], "schema": {"openAPIV3Schema": {"type": "object"}}}]}})
+    server.put(WIDGETS, {"metadata": {"name": "w", "namespace": "shop", "annotations": {"a": "b"}},
+                         "spec": {"size": 4}, "status": {"ready": 3}})
+    await settle(scales, "shop", WEB, cached_reads=1)
+    await settle(scales, "shop", TargetRef(api_version="example.com/v1", kind="Widget", name="w"), cached_reads=2)
+    deployment = scales._caches[("apps", "deployments")].get("shop", "web")
+    assert deployment.raw is None and (deployment.value.spec_replicas, deployment.value.selector) == (3, "app=web")
+    widget = scales._caches[("example.com", "widgets")].get("shop", "w")
+    assert "annotations" not in widget.raw["metadata"] and widget.raw["spec"] == {"size": 4}
+    kept = scales._crds.get(None, "widgets.example.com").raw
+    assert kept["spec"] == {"versions": [{"name": "v1", "subresources": {"scale": {
+        "specReplicasPath": ".spec.size", "statusReplicasPath": ".status.ready", "labelSelectorPath": ".status.selector"}}}]}

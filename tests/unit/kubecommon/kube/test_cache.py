@@ -279,3 +279,28 @@ async def test_stop_also_stops_the_starts_in_flight(api):
     await asyncio.sleep(0.3)
     assert caches.sizes() == {}
     assert api.calls[calls:] == [], "nothing lists or watches after stop"
+
+
+async def test_strip_and_convert_run_once_per_version_as_objects_enter(api):
+    """The raw JSON kept is what `strip` returns; `convert`'s value rides on the object; a
+    converter that raises leaves the value None and the watch running."""
+    await api.put(POD_PATH, "web-0", "shop", {"app": "web"})
+    await api.put(POD_PATH, "bad", "shop", {"app": "web"})
+
+    def convert(raw):
+        if raw["metadata"]["name"] == "bad":
+            raise KeyError("boom")
+        return ("seen", raw["metadata"]["resourceVersion"])
+
+    cache = await started(api, keep_raw=True, strip=lambda raw: {"metadata": {"name": raw["metadata"]["name"]}},
+                          convert=convert)
+    try:
+        web = cache.get("shop", "web-0")
+        assert web.raw == {"metadata": {"name": "web-0"}} and web.value == ("seen", web.resource_version)
+        assert cache.get("shop", "bad").value is None  # logged; the object is still cached
+        await api.put(POD_PATH, "web-0", "shop", {"app": "web", "v": "2"})
+        await eventually(lambda: cache.get("shop", "web-0").labels.get("v") == "2")
+        web = cache.get("shop", "web-0")
+        assert web.value == ("seen", web.resource_version)
+    finally:
+        await cache.stop()
