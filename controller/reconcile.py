@@ -314,7 +314,7 @@ class Reconciler:
                                   scale_written: bool) -> WriteResult:  # fmt: skip
         """Write the status when `plan_status_write` finds a reason (it builds only the fields it
         compares, so a sync that writes nothing never builds the whole document)."""
-        previous = state.written if state.written is not None else obj.status_json
+        previous = _previous_status(state, obj.status_json, obj.resource_version)
         new = self._status_draft(report, previous)
         if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written,
                              history_restorable=self._covered(state, report.decision),
@@ -376,6 +376,22 @@ class Reconciler:
                                         history=report.decision.history) is WriteResult.SUCCESS:  # fmt: skip
                 written += 1
         return written
+
+
+def _previous_status(state: ObjectState, cached: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+    """The status the write rule compares against: what this process last wrote (a lagging watch
+    cache must not cause a second write), else the cached one. Once the watch echoes the written
+    status back unchanged, the cache's copy takes its place, so each object's status is held once
+    (compared once per cached resourceVersion)."""
+    written = state.written
+    if written is None or written is cached:
+        return cached
+    if state.echo_compared != version:
+        state.echo_compared = version
+        if written == cached:
+            state.written = cached
+            return cached
+    return written
 
 
 def _api_text(err: KubeError) -> str:

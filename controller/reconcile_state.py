@@ -91,7 +91,8 @@ class ObjectState:
     history: ScaleHistory | None = None
     restored: bool = False  # the status checkpoint was looked at
     fresh_restore: bool = False  # restored this sync: apply the initial-recommendation rule
-    written: Mapping[str, Any] | None = None  # the status JSON this process last wrote
+    written: Mapping[str, Any] | None = None  # the status JSON this process last wrote (or its echo, once equal)
+    echo_compared: str = ""  # the cached resourceVersion whose status was last compared with `written`
     checkpointed: ScaleHistory | None = None  # the history that status holds (restored or written)
     paused: bool = False
     status_error: str = ""

@@ -459,3 +459,20 @@ async def test_a_failure_that_comes_back_after_a_quiet_retry_is_announced_again(
     w.now += 0.01
     await w.sync()
     assert w.events.reasons(KEY).count("FailedGetScale") == 2
+
+
+async def test_the_echoed_status_replaces_the_written_copy_so_each_status_is_held_once() -> None:
+    w = World()
+    w.observe(30_000)
+    lagging = w.autoscaler  # the cache before our write came back
+    await w.sync()
+    state = w.reconciler._states[KEY]
+    written = state.written
+    assert written is not None and written is not lagging.status_json
+    w.obj_json["metadata"] = {**w.obj_json["metadata"], "resourceVersion": "echo-1"}
+    echoed = w.autoscaler  # the watch delivered our write back, equal
+    out = await w.reconciler.sync(echoed)
+    assert out.status_write is WriteResult.NONE
+    assert state.written is echoed.status_json, "the cache's copy is kept, not a second one"
+    await w.reconciler.sync(lagging)  # an older cached status still compares against what was written
+    assert state.written is echoed.status_json and len(w.status.writes) == 1
