@@ -110,6 +110,9 @@ class Controller:
         container = _get(installed.cluster, "deployment", CONTROLLER)["spec"]["template"]["spec"]["containers"][0]
         assert container["command"][0] == "prom-autoscaler-controller"
         args = [re.sub(r"^--metrics-port=.*", f"--metrics-port={self.port}", a) for a in container["args"]]
+        # the rules ConfigMap the kubelet mounts for the history reader: the adapter's, written by _write_pod_files
+        rules = installed.workdir / "config"
+        args = [re.sub(r"^--rules=/etc/prom-autoscaler/rules", f"--rules={rules}", a) for a in args]
         self.argv = [sys.executable, "-m", "controller", *container["command"][1:], *args,
                      f"--kubeconfig={kubeconfig}", "--metrics-bind-address=127.0.0.1"]
         scraper = installed.cluster.service_account_kubeconfig(installed.workdir / f"{name}-scraper.kubeconfig",
