@@ -44,6 +44,7 @@ from controller.metrics.report import FetchOutcome
 from controller.reconcile import SyncOutcome
 from controller.reconcile_state import Result, SyncReport, WriteResult
 from controller.telemetry_prediction import PredictionGauges
+from controller.telemetry_series import ObjectGauge
 
 __all__ = ["ControllerTelemetry", "Started"]
 
@@ -102,28 +103,28 @@ class ControllerTelemetry:
         self.status_writes = Counter(f"{_NS}_status_writes", "Status writes by result.", ["result"], registry=r)
         self.invalid_specs = Counter(f"{_NS}_invalid_specs", "Objects whose spec cannot be used.", ["kind"],
                                      registry=r)  # fmt: skip
-        self.desired = Gauge(f"{_NS}_desired_replicas", "Replicas the last decision wants.",
+        self.desired = ObjectGauge(f"{_NS}_desired_replicas", "Replicas the last decision wants.",
                              ["kind", "namespace", "name"], registry=r)  # fmt: skip
-        self.current = Gauge(f"{_NS}_current_replicas", "Replicas the target had at the last sync.",
+        self.current = ObjectGauge(f"{_NS}_current_replicas", "Replicas the target had at the last sync.",
                              ["kind", "namespace", "name"], registry=r)  # fmt: skip
-        self.min_replicas = Gauge(f"{_NS}_min_replicas", "spec.minReplicas at the last sync.", _OBJECT_LABELS,
+        self.min_replicas = ObjectGauge(f"{_NS}_min_replicas", "spec.minReplicas at the last sync.", _OBJECT_LABELS,
                                   registry=r)  # fmt: skip
-        self.max_replicas = Gauge(f"{_NS}_max_replicas", "spec.maxReplicas at the last sync.", _OBJECT_LABELS,
+        self.max_replicas = ObjectGauge(f"{_NS}_max_replicas", "spec.maxReplicas at the last sync.", _OBJECT_LABELS,
                                   registry=r)  # fmt: skip
-        self.metric_value = Gauge(f"{_NS}_metric_value", "Each metric's current value at the last sync, in its "
+        self.metric_value = ObjectGauge(f"{_NS}_metric_value", "Each metric's current value at the last sync, in its "
                                   "target's unit (absent while it cannot be read).", _METRIC_LABELS,
                                   registry=r)  # fmt: skip
-        self.metric_target = Gauge(f"{_NS}_metric_target", "Each metric's target (percent for Utilization).",
+        self.metric_target = ObjectGauge(f"{_NS}_metric_target", "Each metric's target (percent for Utilization).",
                                    _METRIC_LABELS, registry=r)  # fmt: skip
-        self.paused = Gauge(f"{_NS}_paused", "1 while the autoscaler is paused (spec.paused), else 0.",
+        self.paused = ObjectGauge(f"{_NS}_paused", "1 while the autoscaler is paused (spec.paused), else 0.",
                             _OBJECT_LABELS, registry=r)  # fmt: skip
         self.object_errors = Counter(f"{_NS}_autoscaler_errors", "Syncs with an error, per autoscaler and "
                                      "upstream's error label (spec, internal).", [*_OBJECT_LABELS, "error"],
                                      registry=r)  # fmt: skip
-        self.delay_ratio = Gauge(f"{_NS}_reconciliation_delay_ratio", "KEP-6003: (period + lateness) / period "
+        self.delay_ratio = ObjectGauge(f"{_NS}_reconciliation_delay_ratio", "KEP-6003: (period + lateness) / period "
                                  "of the last regular sync (not the first, nor after a spec change or a failure).",
                                  _OBJECT_LABELS, registry=r)  # fmt: skip
-        self.hpa_desired = Gauge(f"{_NS}_native_hpa_desired_replicas",
+        self.hpa_desired = ObjectGauge(f"{_NS}_native_hpa_desired_replicas",
                                  "Previewed native HPAs: the HPA's own status.desiredReplicas (compare with "
                                  "desired_replicas{kind=\"HorizontalPodAutoscaler\"}).",
                                  ["namespace", "name"], registry=r)  # fmt: skip
@@ -248,7 +249,7 @@ class ControllerTelemetry:
             for labels, number in now:
                 gauge.labels(*labels).set(number)
 
-    def _gauge_series(self, shown: _MetricGauges) -> tuple[tuple[Gauge, Series], ...]:
+    def _gauge_series(self, shown: _MetricGauges) -> tuple[tuple[ObjectGauge, Series], ...]:
         return ((self.metric_value, shown.values), (self.metric_target, shown.targets),
                 (self.min_replicas, shown.bounds[:1]), (self.max_replicas, shown.bounds[1:2]),
                 (self.paused, shown.bounds[2:]))  # fmt: skip
@@ -369,7 +370,7 @@ def _error(outcome: SyncOutcome) -> str:
     return "none"
 
 
-def _remove(gauge: Gauge | Counter, *labels: str) -> None:
+def _remove(gauge: ObjectGauge | Counter, *labels: str) -> None:
     try:
         gauge.remove(*labels)
     except KeyError:

@@ -15,11 +15,12 @@ Non-goals: forecasting, deciding; the registry and the HTTP endpoint (controller
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import CollectorRegistry
 
 from controller.kube.ports import ObjectKey
 from controller.kube.prediction_status import fell_back
 from controller.reconcile_state import SyncReport
+from controller.telemetry_series import ObjectGauge
 
 __all__ = ["PredictionGauges"]
 
@@ -30,21 +31,23 @@ Series = tuple[tuple[tuple[str, ...], float], ...]  # (label values, number) per
 
 class PredictionGauges:
     def __init__(self, registry: CollectorRegistry, prefix: str) -> None:
-        self.forecast = Gauge(f"{prefix}_prediction_forecast", "Each metric's forecast (highest value expected over "
+        def gauge(name: str, documentation: str, labels: list[str]) -> ObjectGauge:
+            return ObjectGauge(f"{prefix}_{name}", documentation, labels, registry=registry)
+
+        self.forecast = gauge("prediction_forecast", "Each metric's forecast (highest value expected over "
                               "spec.prediction.horizonSeconds; Pods/Resource: the total over the pods).",
-                              _METRIC_LABELS, registry=registry)  # fmt: skip
-        self.metric_replicas = Gauge(f"{prefix}_prediction_metric_replicas", "Replicas each metric's forecast asks "
-                                     "for.", _METRIC_LABELS, registry=registry)  # fmt: skip
-        self.skill = Gauge(f"{prefix}_prediction_skill", "Each metric's recent forecast accuracy against reactive "
-                           "scaling: 1 - forecast loss / reactive loss (above 0 beats reacting).", _METRIC_LABELS,
-                           registry=registry)  # fmt: skip
-        self.replicas = Gauge(f"{prefix}_prediction_replicas", "Replicas the trusted forecasts ask for (the largest).",
-                              _OBJECT_LABELS, registry=registry)  # fmt: skip
-        self.fallback = Gauge(f"{prefix}_prediction_fallback", "1 while the accuracy guard distrusts a forecast and "
-                              "scaling is reactive only, else 0.", _OBJECT_LABELS, registry=registry)  # fmt: skip
+                              _METRIC_LABELS)  # fmt: skip
+        self.metric_replicas = gauge("prediction_metric_replicas", "Replicas each metric's forecast asks for.",
+                                     _METRIC_LABELS)  # fmt: skip
+        self.skill = gauge("prediction_skill", "Each metric's recent forecast accuracy against reactive "
+                           "scaling: 1 - forecast loss / reactive loss (above 0 beats reacting).", _METRIC_LABELS)
+        self.replicas = gauge("prediction_replicas", "Replicas the trusted forecasts ask for (the largest).",
+                              _OBJECT_LABELS)  # fmt: skip
+        self.fallback = gauge("prediction_fallback", "1 while the accuracy guard distrusts a forecast and "
+                              "scaling is reactive only, else 0.", _OBJECT_LABELS)  # fmt: skip
         self._shown: dict[ObjectKey, tuple[Series, ...]] = {}
 
-    def _gauges(self) -> tuple[Gauge, ...]:
+    def _gauges(self) -> tuple[ObjectGauge, ...]:
         return self.forecast, self.metric_replicas, self.skill, self.replicas, self.fallback
 
     def show(self, key: ObjectKey, report: SyncReport) -> None:
