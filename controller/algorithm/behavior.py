@@ -130,10 +130,18 @@ class ScaleHistory:
     recommendations: tuple[Recommendation, ...] = ()
     scale_up_events: tuple[ScaleEvent, ...] = ()
     scale_down_events: tuple[ScaleEvent, ...] = ()
+    # Scale to zero: when every activation metric was last seen going idle (`controller.algorithm.zero`).
+    idle_since: float | None = None
 
     def with_recommendations(self, recs: tuple[Recommendation, ...]) -> ScaleHistory:
         return ScaleHistory(recommendations=recs, scale_up_events=self.scale_up_events,
-                            scale_down_events=self.scale_down_events)  # fmt: skip
+                            scale_down_events=self.scale_down_events, idle_since=self.idle_since)  # fmt: skip
+
+    def with_idle_since(self, idle_since: float | None) -> ScaleHistory:
+        if idle_since == self.idle_since:
+            return self
+        return ScaleHistory(recommendations=self.recommendations, scale_up_events=self.scale_up_events,
+                            scale_down_events=self.scale_down_events, idle_since=idle_since)  # fmt: skip
 
     def to_dict(self) -> dict[str, list[list[float | bool]]]:
         """Compact JSON form, e.g. to persist history across controller restarts."""
@@ -143,6 +151,7 @@ class ScaleHistory:
             "scaleDownEvents": [
                 [e.replica_change, e.timestamp, e.outdated] for e in self.scale_down_events
             ],
+            **({} if self.idle_since is None else {"idleSince": [[self.idle_since]]}),
         }
 
     @classmethod
@@ -154,6 +163,7 @@ class ScaleHistory:
                                       for r, t in data.get("recommendations", ())),
                 scale_up_events=_events_from(data.get("scaleUpEvents", ())),
                 scale_down_events=_events_from(data.get("scaleDownEvents", ())),
+                idle_since=next((float(row[0]) for row in data.get("idleSince") or ()), None),
             )  # fmt: skip
         except (TypeError, ValueError) as e:
             raise ValueError(f"malformed scale history: {e}") from None
@@ -386,8 +396,8 @@ def record_scale(
         events = store_scale_event(history.scale_up_events, change=new - previous, now=now,
                                    longest=longest_period(behavior.scale_up))  # fmt: skip
         return ScaleHistory(recommendations=history.recommendations, scale_up_events=events,
-                            scale_down_events=history.scale_down_events)  # fmt: skip
+                            scale_down_events=history.scale_down_events, idle_since=history.idle_since)  # fmt: skip
     events = store_scale_event(history.scale_down_events, change=previous - new, now=now,
                                longest=longest_period(behavior.scale_down))  # fmt: skip
-    return ScaleHistory(recommendations=history.recommendations,
-                        scale_up_events=history.scale_up_events, scale_down_events=events)  # fmt: skip
+    return ScaleHistory(recommendations=history.recommendations, scale_up_events=history.scale_up_events,
+                        scale_down_events=events, idle_since=history.idle_since)  # fmt: skip

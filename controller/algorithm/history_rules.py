@@ -69,8 +69,10 @@ def restorable(saved: ScaleHistory | None, current: ScaleHistory, replicas: int)
     keeps a steady autoscaler from rewriting its status once a minute only to move timestamps.
     """
     if saved is None:
-        return not current.recommendations and not current.scale_up_events and not current.scale_down_events
-    if saved.scale_up_events != current.scale_up_events or saved.scale_down_events != current.scale_down_events:
+        return not current.recommendations and not current.scale_up_events and not current.scale_down_events \
+            and current.idle_since is None
+    if saved.scale_up_events != current.scale_up_events or saved.scale_down_events != current.scale_down_events \
+            or saved.idle_since != current.idle_since:
         return False
     known = set(saved.recommendations)
     return all(r.replicas == replicas or r in known for r in current.recommendations)

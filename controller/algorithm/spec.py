@@ -42,6 +42,9 @@ class MetricTarget:
     average_utilization: int | None = None  # percent of request
     average_value: int | None = None  # milli-units
     value: int | None = None  # milli-units
+    # Object / External only, with minReplicas 0: the level above which the workload must run
+    # at all (KEDA's activationThreshold), milli-units; None: 0 (see `controller.algorithm.zero`).
+    activation_value: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +90,17 @@ class PredictionSpec:
     periods_seconds: tuple[int, ...] = ()  # seasonal periods to use; empty: detect daily and weekly
 
 
+DEFAULT_COOLDOWN_SECONDS = 300
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScaleToZero:
+    """`spec.scaleToZero`: how long every activation metric must stay at or below its activation
+    value before the workload goes to 0 (KEDA's cooldownPeriod). Used only with minReplicas 0."""
+
+    cooldown_seconds: int = DEFAULT_COOLDOWN_SECONDS
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AutoscalerSpec:
     max_replicas: int
@@ -94,6 +108,7 @@ class AutoscalerSpec:
     metrics: tuple[MetricSpec, ...] = ()
     behavior: Behavior | None = None  # None: legacy normalization
     prediction: PredictionSpec | None = None  # None: Off (a native HPA has no such field)
+    scale_to_zero: ScaleToZero | None = None  # None: the defaults (only read with min_replicas 0)
 
 
 @quick_init
