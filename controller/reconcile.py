@@ -39,7 +39,7 @@ from controller.algorithm.pods import PodInfo
 from controller.algorithm.history_rules import restorable, shadow_history_until, with_builtin_rescale
 from controller.algorithm.shell import sync_input
 from controller.algorithm.spec import FetchFailure, Observation, ScaleTarget, SelectorProblem
-from controller.algorithm.sync import needs_metrics
+from controller.algorithm.range_rules import needs_metrics
 from controller.history.source import ForecastSource, forecasts_for
 from controller.kube.objects import KIND, Autoscaler, Mode
 from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter

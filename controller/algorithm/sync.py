@@ -1,9 +1,9 @@
 """One sync of one autoscaler, decided from data: upstream `reconcileAutoscaler` without the I/O.
 
 Order, as upstream: the scale was read (else `failed_get_scale`); the first sync records
-`{current, now}` as a recommendation; then the branches that skip metrics (target at 0 with
-minReplicas > 0: ScalingDisabled, the implicit maintenance mode; current above max / below min:
-jump there), else metrics -> combination -> normalization (legacy or behavior path). When the
+`{current, now}` as a recommendation; then the range rules that skip metrics (`range_rules`:
+target at 0 with minReplicas > 0, current above max / below min), else metrics -> combination ->
+normalization (legacy or behavior path). When the
 decision needs a `/scale` write the caller performs it and calls `complete` with the outcome,
 which sets AbleToScale, the events, lastScaleTime and records the scale event.
 
@@ -42,6 +42,7 @@ from controller.algorithm.multi_metric import (
     evaluate_metric,
 )
 from controller.algorithm.prediction import PredictionTrace, predict
+from controller.algorithm.range_rules import RangeVerdict, range_rule
 from controller.algorithm.ratio import Tolerances
 from controller.algorithm.spec import (
     AutoscalerSpec,
@@ -49,7 +50,6 @@ from controller.algorithm.spec import (
     FetchFailure,
     HpaStatus,
     MetricStatus,
-    ScaleTarget,
     SyncInput,
 )
 from controller.algorithm.values import quick_init
@@ -68,16 +68,6 @@ def tolerances_for(spec: AutoscalerSpec, config: ControllerConfig) -> Tolerances
         if b.scale_up is not None and b.scale_up.tolerance is not None:
             up = b.scale_up.tolerance
     return Tolerances(scale_down=down, scale_up=up)
-
-
-def needs_metrics(spec: AutoscalerSpec, scale: ScaleTarget) -> bool:
-    """Whether this sync reads metrics at all (the caller can skip fetching otherwise)."""
-    current = scale.spec_replicas
-    return not (
-        (current == 0 and spec.min_replicas != 0)
-        or current > spec.max_replicas
-        or current < spec.min_replicas
-    )
 
 
 def _metric_trace(r: MetricResult, now: float) -> MetricTrace:
@@ -120,19 +110,9 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
     history = inp.history
     if history is None:  # first sync: the current count is the first recommendation
         history = ScaleHistory(recommendations=(Recommendation(replicas=current, timestamp=now),))
-    if current == 0 and spec.min_replicas != 0:
-        conds = _set(_got_scale(inp), ConditionType.SCALING_ACTIVE, False, Reason.SCALING_DISABLED,
-                     c.MSG_SCALING_DISABLED, now)  # fmt: skip
-        step = TraceStep(stage=Stage.DISABLED, before=0, after=0, reason=str(Reason.SCALING_DISABLED))
-        return _final(inp, history, outcome=Outcome.DISABLED, desired=0, conds=conds, steps=(step,))
-    if current > spec.max_replicas or current < spec.min_replicas:
-        above = current > spec.max_replicas
-        desired = spec.max_replicas if above else spec.min_replicas
-        reason = c.RESCALE_ABOVE_MAX if above else c.RESCALE_BELOW_MIN
-        step = TraceStep(stage=Stage.RANGE, before=current, after=desired, reason=reason)
-        # Upstream stores this scale event too when a behavior is set.
-        return _final(inp, history, outcome=Outcome.SCALE, desired=desired, conds=_got_scale(inp), steps=(step,),
-                      rescale_reason=reason, behavior=_effective_behavior(spec, config))  # fmt: skip
+    verdict = range_rule(spec, current)
+    if verdict is not None:
+        return _out_of_range(inp, config, history, verdict)
     if inp.selector_problem is not None:
         p = inp.selector_problem
         conds = _set(_got_scale(inp), ConditionType.SCALING_ACTIVE, False, p.condition_reason,
@@ -145,6 +125,18 @@ def decide(inp: SyncInput, config: ControllerConfig) -> Decision:
         return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(),
                       events=events, error=p.event_message)  # fmt: skip
     return _from_metrics(inp, config, current, history)
+
+
+def _out_of_range(inp: SyncInput, config: ControllerConfig, history: ScaleHistory, verdict: RangeVerdict) -> Decision:
+    """A range rule's verdict as the decision: no metrics read, the bound or a standstill."""
+    conds = _got_scale(inp)
+    if verdict.inactive is not None:
+        reason, message = verdict.inactive
+        conds = _set(conds, ConditionType.SCALING_ACTIVE, False, reason, message, inp.now)
+    # Upstream stores the scale event of a jump to a bound too when a behavior is set.
+    behavior = _effective_behavior(inp.spec, config) if verdict.outcome is Outcome.SCALE else None
+    return _final(inp, history, outcome=verdict.outcome, desired=verdict.desired, conds=conds, steps=(verdict.step,),
+                  rescale_reason=verdict.rescale_reason, behavior=behavior)  # fmt: skip
 
 
 def _got_scale(inp: SyncInput) -> tuple[Condition, ...]:

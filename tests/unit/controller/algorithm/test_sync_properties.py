@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from controller.algorithm import Outcome, complete, decide
 from controller.algorithm import behavior as bh
 from controller.algorithm.decision import Stage
-from controller.algorithm.sync import needs_metrics
+from controller.algorithm.range_rules import needs_metrics
 from controller.algorithm.pods import ContainerInfo, PodInfo, PodMetric, PodPhase, ReadinessConfig, ReadyStatus
 from controller.algorithm.spec import (
     AutoscalerSpec, ControllerConfig, ExternalSamples, FetchFailure, MetricSpec, MetricTarget, ObjectRef,
