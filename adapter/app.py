@@ -187,7 +187,7 @@ async def _security(flags: ServingOptions, clients: _Clients, serving: DynamicSe
     return authenticator, Authorizer(access, always_allow_paths=flags.always_allow_paths)
 
 
-def _services(compiled: CompiledConfig, registry: Callable[[], Registry], prometheus: PrometheusAPI,
+def _services(compiled: CompiledConfig, discovery: Discovery, prometheus: PrometheusAPI,
               caches: KubeObjectCaches, telemetry: Telemetry) -> Services:
     from adapter.services.custom_metrics import CustomMetricsService
     from adapter.services.external_metrics import ExternalMetricsService
@@ -197,10 +197,15 @@ def _services(compiled: CompiledConfig, registry: Callable[[], Registry], promet
     if compiled.resource is not None:
         resource = ResourceMetricsService(rules=compiled.resource, prometheus=prometheus, objects=caches,
                                           clock=time.time, dropped=telemetry.drop_sample)
+
+    def registry() -> Registry:
+        return discovery.snapshot
+
     return Services(custom=CustomMetricsService(registry=registry, prometheus=prometheus, objects=caches,
-                                                dropped=telemetry.drop_sample),
+                                                dropped=telemetry.drop_sample, missing=discovery.missing.custom),
                     external=ExternalMetricsService(registry=registry, prometheus=prometheus,
-                                                    dropped=telemetry.drop_sample),
+                                                    dropped=telemetry.drop_sample,
+                                                    missing=discovery.missing.external),
                     resource=resource)
 
 
@@ -293,7 +298,7 @@ async def serve(options: ServeOptions, compiled: CompiledConfig, *,
         stack.push_async_callback(caches.stop)
         caches.prewarm(("", "pods"), ("", "nodes"))
         prometheus, discovery = await _metrics_backend(options, compiled, telemetry, stack)
-        services = _services(compiled, lambda: discovery.snapshot, prometheus, caches, telemetry)
+        services = _services(compiled, discovery, prometheus, caches, telemetry)
         reloader = _live_reload(options, rules_sha256, discovery, services, stack)
         telemetry.add_state(StateSource(relist=_relist_state(discovery), registry=_registry_state(discovery),
                                         caches=caches.sizes, rules=reloader.state))

@@ -20,8 +20,9 @@ Pure: no I/O, no clock (the caller passes `created_at`). Non-goals: querying, re
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TypeVar
 
 from adapter.rules import query
 from adapter.rules.compile import CompiledConfig, CompiledRule
@@ -36,9 +37,12 @@ __all__ = [
     "SeriesDigest",
     "build_registry",
     "build_registry_from_digests",
+    "carry_over",
 ]
 
 _NAME = "__name__"
+_K = TypeVar("_K")
+_E = TypeVar("_E")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, order=True)
@@ -118,6 +122,16 @@ class Registry:
     """Series Prometheus returned for all series queries of that relist."""
     series_by_query: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     unpastable_series: tuple[str, ...] = ()
+    missing_custom: frozenset[CustomMetricInfo] = frozenset()
+    missing_external: frozenset[str] = frozenset()
+    """Entries served although the relist that built this snapshot did not find them (missing
+    once: a scrape gap, a restart on fresh storage); the next relist that misses them drops them."""
+    dropped_custom: Mapping[CustomMetricInfo, CustomMetricEntry] = field(
+        default_factory=lambda: MappingProxyType({}))
+    dropped_external: Mapping[str, ExternalMetricEntry] = field(
+        default_factory=lambda: MappingProxyType({}))
+    """Entries the relist that built this snapshot dropped (missing from two relists in a row):
+    a request for one re-checks Prometheus (`adapter.discovery.recheck`)."""
     """Series names left out because a rule would paste them as `<<.Series>>` and they are no
     classic metric names (`query.pastable_series_name`): listed, they could only answer errors."""
     _custom_sorted: tuple[CustomMetricInfo, ...] = field(init=False, repr=False)
@@ -149,6 +163,48 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self.custom) + len(self.external)
+
+    def restored(self, info: CustomMetricInfo | str,
+                 entry: CustomMetricEntry | ExternalMetricEntry) -> Registry:
+        """A copy that serves `entry` again (a re-check found a dropped metric in Prometheus)."""
+        custom, external = dict(self.custom), dict(self.external)
+        dropped_custom, dropped_external = dict(self.dropped_custom), dict(self.dropped_external)
+        if isinstance(info, CustomMetricInfo) and isinstance(entry, CustomMetricEntry):
+            custom[info] = entry
+            dropped_custom.pop(info, None)
+        elif isinstance(info, str) and isinstance(entry, ExternalMetricEntry):
+            external[info] = entry
+            dropped_external.pop(info, None)
+        return replace(self, custom=MappingProxyType(custom), external=MappingProxyType(external),
+                       dropped_custom=MappingProxyType(dropped_custom),
+                       dropped_external=MappingProxyType(dropped_external))
+
+
+def carry_over(previous: Registry, fresh: Registry) -> Registry:
+    """`fresh` plus the entries of `previous` it misses for the first time (they stay served,
+    marked missing); entries missing a second time in a row are dropped (kept aside in
+    `dropped_*` for a re-check). Both snapshots must come from the same rules."""
+    custom, missing_custom, dropped_custom = _carry(previous.custom, previous.missing_custom, fresh.custom)
+    external, missing_external, dropped_external = _carry(
+        previous.external, previous.missing_external, fresh.external)
+    return replace(fresh, custom=MappingProxyType(custom), external=MappingProxyType(external),
+                   missing_custom=frozenset(missing_custom), missing_external=frozenset(missing_external),
+                   dropped_custom=MappingProxyType(dropped_custom),
+                   dropped_external=MappingProxyType(dropped_external))
+
+
+def _carry(previous: Mapping[_K, _E], previously_missing: frozenset[_K],
+           fresh: Mapping[_K, _E]) -> tuple[dict[_K, _E], set[_K], dict[_K, _E]]:
+    served, missing, dropped = dict(fresh), set(), {}
+    for key, entry in previous.items():
+        if key in fresh:
+            continue
+        if key in previously_missing:
+            dropped[key] = entry
+        else:
+            served[key] = entry
+            missing.add(key)
+    return served, missing, dropped
 
 
 def build_registry(

@@ -24,6 +24,14 @@ that really stopped disappear once that is the case. A relist that finds no seri
 no previous series (nothing scraped yet) is swapped in, and the next one comes after the short
 backoff too. Before the first success the snapshot is an empty Registry and `ready` is False.
 
+An answer that fails validation anywhere (an item that is no label set, a label value that is no
+string) fails the relist whole (`invalid_total`): the last good snapshot stays, never one built
+from the part of the answer that looked right.
+
+A metric leaves the registry only when two relists in a row miss it (`registry.carry_over`): one
+relist that misses a series (a scrape gap, a Prometheus restarted on fresh storage) keeps serving
+it. A request for a metric the last relist dropped re-checks Prometheus (`recheck`).
+
 While the last attempt failed the snapshot is stale: `stale` and `age()` say so, for /readyz and
 /metrics.
 
@@ -39,9 +47,18 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
-from adapter.discovery.registry import Registry, SeriesDigest, build_registry_from_digests
+from adapter.discovery.recheck import MissingMetrics
+from adapter.discovery.registry import (
+    CustomMetricEntry,
+    CustomMetricInfo,
+    ExternalMetricEntry,
+    Registry,
+    SeriesDigest,
+    build_registry_from_digests,
+    carry_over,
+)
 from adapter.prometheus.api import BackendHealth, PrometheusAPI
-from adapter.prometheus.errors import PrometheusError, PrometheusTimeout
+from adapter.prometheus.errors import PrometheusBadResponse, PrometheusError, PrometheusTimeout
 from adapter.rules.compile import CompiledConfig
 
 __all__ = ["Discovery", "DiscoveryStats", "SuspectAnswer"]
@@ -60,6 +77,8 @@ class DiscoveryStats:
     failures_total: int = 0
     suspect_total: int = 0
     """Failures that were suspect empty answers (part of `failures_total`)."""
+    invalid_total: int = 0
+    """Failures that were answers refused as invalid (part of `failures_total`)."""
     consecutive_failures: int = 0
     consecutive_empty: int = 0
     """Successful relists in a row that found no series at all (e.g. a Prometheus that just
@@ -76,6 +95,7 @@ class DiscoveryStats:
             "last_duration_seconds": self.last_duration_seconds,
             "failures_total": float(self.failures_total),
             "suspect_total": float(self.suspect_total),
+            "invalid_total": float(self.invalid_total),
             "last_success_timestamp_seconds": self.last_success_time,
             "series": float(self.series_last),
             "metrics": float(self.metrics_last),
@@ -108,13 +128,26 @@ class Discovery:
         self._limit = asyncio.Semaphore(max_concurrency)
         self._retry_initial = retry_initial
         self._snapshot = Registry.empty()
+        self._snapshot_rules: CompiledConfig | None = None  # the rules that built the snapshot
         self._stats = DiscoveryStats()
         self._task: asyncio.Task[None] | None = None
         self._relisting = asyncio.Lock()  # a reload's relist and the loop's never interleave
+        self.missing = MissingMetrics(self, prometheus, clock=clock)
+        """The services' miss path: re-checks of dropped metrics, 503 when unreachable."""
 
     @property
     def snapshot(self) -> Registry:
         return self._snapshot
+
+    @property
+    def snapshot_rules(self) -> CompiledConfig | None:
+        """The rules that built the served snapshot (None before the first relist)."""
+        return self._snapshot_rules
+
+    def restore(self, info: CustomMetricInfo | str, entry: CustomMetricEntry | ExternalMetricEntry) -> None:
+        """Serve a dropped metric again (a re-check found it), if the rules did not change since."""
+        if any(entry.rule is rule for rule in (*self._compiled.custom, *self._compiled.external)):
+            self._snapshot = self._snapshot.restored(info, entry)
 
     @property
     def ready(self) -> bool:
@@ -147,7 +180,7 @@ class Discovery:
         """`stats.as_metrics()` plus the served snapshot's staleness and age."""
         age = self.age()
         return {**self._stats.as_metrics(), "registry_stale": float(self.stale),
-                "registry_age_seconds": age}
+                "registry_age_seconds": age, "rechecks_total": float(self.missing.rechecks_total)}
 
     async def start(self) -> None:
         """First relist (its failure is not fatal), then the loop in the background."""
@@ -185,12 +218,14 @@ class Discovery:
                     *(self._fetch(query, start, end) for query in compiled.series_queries)))
             await self._check_suspect_empties(digests, start)
             registry = build_registry_from_digests(compiled, digests, created_at=started)
+            if self._snapshot_rules is compiled:
+                registry = carry_over(self._snapshot, registry)
         except (PrometheusError, TimeoutError) as err:
             if isinstance(err, TimeoutError):
                 err = PrometheusTimeout(f"relist took longer than {self._relist_timeout:g}s")
             self._failed(err, self._clock() - started)
             return False
-        self._snapshot = registry  # the atomic swap
+        self._snapshot, self._snapshot_rules = registry, compiled  # the atomic swap
         self._stats = replace(
             self._stats, relists_total=self._stats.relists_total + 1, consecutive_failures=0,
             consecutive_empty=0 if registry.series_count else self._stats.consecutive_empty + 1,
@@ -234,6 +269,7 @@ class Discovery:
             self._stats, relists_total=self._stats.relists_total + 1,
             failures_total=self._stats.failures_total + 1,
             suspect_total=self._stats.suspect_total + isinstance(err, SuspectAnswer),
+            invalid_total=self._stats.invalid_total + isinstance(err, PrometheusBadResponse),
             consecutive_failures=self._stats.consecutive_failures + 1,
             last_duration_seconds=duration, last_error=str(err),
         )

@@ -35,7 +35,7 @@ from adapter.prometheus.answers import query_samples
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
 from adapter.prometheus.bodies import decode_body
 from adapter.prometheus.credentials import authorization
-from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError
+from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError, check_series_item
 from adapter.prometheus.settings import PrometheusSettings
 from kubecommon.lru import LRUCache
 from kubecommon.singleflight import SingleFlight
@@ -159,9 +159,11 @@ class PrometheusClient:
                 return decoder.count
             # Not in the streamable shape (e.g. keys in another order): decode it whole.
             data = self.raise_for_document(path, resp.status, document)
-            if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
+            if not isinstance(data, list):
                 raise errors.PrometheusBadResponse("series data is not a list of objects",
                                                    path=path)
+            for item in data:
+                check_series_item(item)
             for item in data:
                 sink(item)
             return len(data)

@@ -20,7 +20,7 @@ from typing import Any
 
 from adapter.prometheus.api import SeriesSink
 
-__all__ = ["SeriesStreamDecoder", "StreamError"]
+__all__ = ["SeriesStreamDecoder", "StreamError", "check_series_item"]
 
 _PREFIX = re.compile(r'\s*\{\s*"status"\s*:\s*"success"\s*,\s*"data"\s*:\s*\[\s*')
 _SEPARATOR = re.compile(r"\s*(,|\])\s*")
@@ -30,6 +30,18 @@ _MAX_FALLBACK = 64 * 1024 * 1024
 
 class StreamError(ValueError):
     """The body is not a well-formed series answer."""
+
+
+def check_series_item(item: object) -> dict[str, str]:
+    """`item` if it is a label set (an object of string values); else StreamError. One bad item
+    anywhere makes the whole answer unusable: a relist half built from it would serve some of the
+    metrics and silently drop the others."""
+    if not isinstance(item, dict):
+        raise StreamError("series item is not an object")
+    for value in item.values():
+        if type(value) is not str:
+            raise StreamError(f"series item has a label value that is not a string ({type(value).__name__})")
+    return item
 
 
 class SeriesStreamDecoder:
@@ -98,10 +110,10 @@ class SeriesStreamDecoder:
             items = json.loads("[" + buf[: cut + 1] + "]")
         except ValueError:
             return 0
+        for item in items:  # checked whole before any reaches the sink
+            check_series_item(item)
         sink = self._sink
         for item in items:
-            if not isinstance(item, dict):
-                raise StreamError("series item is not an object")
             sink(item)
         self.count += len(items)
         return cut + 2
@@ -129,8 +141,7 @@ class SeriesStreamDecoder:
                 if buf[stop:].strip() or final:
                     raise StreamError("malformed or truncated series list")
                 break  # separator not received yet: decode this item again with more bytes
-            if not isinstance(item, dict):
-                raise StreamError("series item is not an object")
+            check_series_item(item)
             self.count += 1
             self._sink(item)
             pos = sep.end()

@@ -75,6 +75,10 @@ class _StateCollector(Collector):
             ("failures_total", "relist_failures", "Relists that failed since start."),
             ("suspect_total", "relist_suspect_empty",
              "Relists refused because series vanished while Prometheus was not ready or too young."),
+            ("invalid_total", "relist_invalid_answers",
+             "Relists refused whole because a series answer failed validation (the last good registry is kept)."),
+            ("rechecks_total", "registry_rechecks",
+             "Series queries re-run for a metric the last relist dropped, on request."),
         ):
             value = relist.get(key)
             if value is not None:

@@ -19,11 +19,11 @@ Non-goals: HTTP parsing and JSON rendering (handlers and `render_metrics`), Prom
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
-from adapter.discovery.registry import CustomMetricEntry, Registry
+from adapter.discovery.registry import CustomMetricEntry, CustomMetricInfo, Registry
 from kubecommon.kube import errors as kube_errors
 from kubecommon.kube.objects import ObjectCaches
 from adapter.prometheus.api import PrometheusAPI, Sample
@@ -68,16 +68,22 @@ class CustomMetricsService:
 
     def __init__(self, *, registry: Callable[[], Registry], prometheus: PrometheusAPI,
                  objects: ObjectCaches, large_selection: int = DEFAULT_LARGE_SELECTION,
-                 dropped: DropSink = ignore_drops) -> None:
+                 dropped: DropSink = ignore_drops,
+                 missing: Callable[[CustomMetricInfo], Awaitable[CustomMetricEntry | None]] | None = None) -> None:
         self._registry = registry
+        self._missing = missing
         self._dropped = dropped
         self._objects = objects
         self._large_selection = large_selection
         self._queries = RenderedQueries(prometheus)
 
     async def get(self, request: CustomMetricRequest) -> MetricValueList:
-        entry = self._registry().lookup_custom(request.resource, request.metric,
-                                               namespaced=request.namespace is not None)
+        info = CustomMetricInfo(resource=request.resource, metric=request.metric,
+                                namespaced=request.namespace is not None)
+        entry = self._registry().custom.get(info)
+        if entry is None and self._missing is not None:
+            # dropped by the last relist: re-checked; unknown: 503 if Prometheus is unreachable
+            entry = await errors.guarded(self._missing(info), what=f"custom metric {request.metric}")
         label = entry.rule.label_for(request.resource) if entry is not None else None
         if entry is None or label is None:
             raise errors.MetricNotFound.for_resource(str(request.resource), request.metric)

@@ -12,10 +12,10 @@ Non-goals: HTTP parsing, JSON rendering, PromQL text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from adapter.discovery.registry import Registry
+from adapter.discovery.registry import ExternalMetricEntry, Registry
 from adapter.prometheus.api import PrometheusAPI
 from adapter.rules import query
 from adapter.services import errors
@@ -36,13 +36,18 @@ class ExternalMetricRequest:
 
 class ExternalMetricsService:
     def __init__(self, *, registry: Callable[[], Registry], prometheus: PrometheusAPI,
-                 dropped: DropSink = ignore_drops) -> None:
+                 dropped: DropSink = ignore_drops,
+                 missing: Callable[[str], Awaitable[ExternalMetricEntry | None]] | None = None) -> None:
         self._registry = registry
+        self._missing = missing
         self._dropped = dropped
         self._prometheus = prometheus
 
     async def get(self, request: ExternalMetricRequest) -> ExternalMetricValueList:
         entry = self._registry().lookup_external(request.metric)
+        if entry is None and self._missing is not None:
+            # dropped by the last relist: re-checked; unknown: 503 if Prometheus is unreachable
+            entry = await errors.guarded(self._missing(request.metric), what=f"external metric {request.metric}")
         if entry is None:
             # upstream says "for namespaces" in `default` and "for " elsewhere; we always name it
             raise errors.MetricNotFound.for_resource("namespaces", request.metric)

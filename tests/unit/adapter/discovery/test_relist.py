@@ -41,7 +41,7 @@ async def test_one_series_call_per_distinct_query_over_max_age(
         await discovery.stop()
 
 
-async def test_relist_every_interval_drops_stopped_series_and_swaps_atomically(
+async def test_relist_every_interval_drops_series_missing_twice_and_swaps_atomically(
     prom: FakePrometheus, compiled: CompiledConfig
 ) -> None:
     clock = Clock()
@@ -55,11 +55,15 @@ async def test_relist_every_interval_drops_stopped_series_and_swaps_atomically(
         assert sleeps.delays == [30]
         assert len(prom.series_calls) == 4
         assert {(c.start, c.end) for c in prom.series_calls[2:]} == {(NOW + 30 - 90, NOW + 30)}
+        # missing from one relist (a scrape gap?): still served
+        assert "pods/memory_bytes" in metrics_of(discovery)
+        assert discovery.snapshot is not before
+        await sleeps.run(1)
         assert "pods/memory_bytes" not in metrics_of(discovery)
+        assert "queue_depth" not in metrics_of(discovery)
         assert "pods/http_requests_per_second" in metrics_of(discovery)
         # a handler holding the previous snapshot still sees all of it
         assert before.lookup_custom(PODS, "memory_bytes", namespaced=True) is not None
-        assert discovery.snapshot is not before
     finally:
         await discovery.stop()
 
@@ -85,7 +89,9 @@ async def test_failed_relist_keeps_last_good_registry_and_is_counted(
         await sleeps.run(1)
         assert sleeps.delays[-1] == 2.0
         assert discovery.stats.consecutive_failures == 0
-        assert "nodes/node_load1" not in metrics_of(discovery)
+        assert "nodes/node_load1" in metrics_of(discovery)  # missing from one relist: kept
+        await sleeps.run(1)
+        assert "nodes/node_load1" not in metrics_of(discovery)  # and from a second: dropped
         assert discovery.stats.as_metrics()["failures_total"] == 2.0
     finally:
         await discovery.stop()

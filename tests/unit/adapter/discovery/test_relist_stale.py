@@ -67,6 +67,9 @@ async def test_series_vanishing_is_trusted_only_from_a_ready_prometheus_covering
         prom.backend_health = BackendHealth(ready=True, covered_since=NOW - WINDOW)
         clock.now += 1
         assert await discovery.relist()
+    assert "pods/memory_bytes" in metrics_of(discovery)  # missing once: still served
+    clock.now += 30
+    assert await discovery.relist()
     assert "pods/memory_bytes" not in metrics_of(discovery)
     assert "nodes/node_load1" in metrics_of(discovery)
     assert not discovery.stale and discovery.freshness() == (True, "")
