@@ -2,6 +2,7 @@
 
     python -m hack.bench.controller_runtime [--sizes 1000,10000] [--warmup 50] [--window 60]
                                             [--concurrent-syncs 64] [--profile DIR]
+                                            [--predictive N [--history-days 3] [--history-step 300]]
 
 Each size: `hack.bench.mini_apiserver` (its own process, constant data: N Deployments with one
 Ready pod, N PromAutoscalers with one Pods metric at target, so the load is steady and nothing
@@ -25,6 +26,18 @@ writes per object per minute. The endpoint is not the stand-in: at 10,000 object
 the figures are the controller's own cost; plain HTTP means the controller's TLS cost is excluded.
 `--profile DIR` runs the controller under py-spy (if installed) and writes a flame graph per size.
 
+`--predictive N` (issue 24's cost bar): each size runs twice, with N of the objects scaling on an
+External metric (`queue_messages_ready{queue=<name>}`, one series per object, as a real cluster's
+rule renders it), first without `spec.prediction` (the baseline, same run, same objects) and then
+with `{mode: Active, horizonSeconds: 180}`. The controller gets `--prometheus-url` at a real
+Prometheus (`hack.stack.backfill`) holding `--history-days` of a daily cycle per object (a sample
+every `--history-step` s, below the target so nothing scales) and `--rules` at the adapter's
+external rule for it. The predictive run measures once every object has a forecast (its
+`prediction_forecast` series) and the first reads are done: the controller's cores against the
+baseline's, its RSS, and range queries (and series calls) per predictive object per minute counted
+at Prometheus (`prometheus_http_requests_total{handler="/api/v1/query_range"}` window delta).
+Bar: at most +0.5 core and at most 1 range query per object per minute (exit 1 if missed).
+
 Not a timed test: figures are printed; the exit status is 1 when the 10,000 bar is missed.
 """
 
@@ -32,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -44,6 +58,7 @@ from typing import Any
 
 import yaml
 
+from hack.stack.backfill import BackfilledPrometheus, openmetrics
 from hack.stack.controller_stack import parse_metrics, wait_until
 from hack.stack.processes import free_port
 from hack.stack.processes import log_tail, spawn_logged, spawn_until_line, terminate
@@ -53,6 +68,16 @@ PERIOD = 15.0
 LATENESS = "prom_autoscaler_controller_reconciliation_lateness_seconds"
 RECONCILES = "prom_autoscaler_controller_reconciliations_total"
 TICKS = os.sysconf("SC_CLK_TCK")
+FORECASTS = "prom_autoscaler_controller_prediction_forecast"
+PROM_HTTP = "prometheus_http_requests_total"
+DAY = 86_400
+RULES = """externalRules:
+- seriesQuery: 'queue_messages_ready{namespace!="",queue!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+"""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -107,12 +132,41 @@ def quantile(delta: dict[float, float], q: float) -> float:
     return bounds[-1]
 
 
-def run_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+def history(n_objects: int, predictive: int, days: int, step: int) -> str:
+    """`days` of a daily cycle (2..8, under the target of 10) per External object, phase per object."""
+    namespaces = max(1, n_objects // 100)
+    end = int(time.time()) // step * step
+    ticks = range(end - days * DAY, end + 1, step)
+
+    def series(i: int) -> tuple[str, dict[str, str], list[tuple[float, float]]]:
+        phase = 2 * math.pi * (i % 97) / 97
+        return ("queue_messages_ready", {"namespace": f"ns-{i % namespaces}", "queue": f"app-{i}"},
+                [(float(t), round(5 + 3 * math.sin(2 * math.pi * t / DAY + phase), 3)) for t in ticks])
+
+    return openmetrics(series(i) for i in range(predictive))
+
+
+def prometheus_requests(url: str) -> dict[str, float]:
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
+        samples = parse_metrics(resp.read().decode())
+    out: dict[str, float] = {}
+    for (name, labels), v in samples.items():
+        if name == PROM_HTTP:
+            handler = dict(labels).get("handler", "")
+            out[handler] = out.get(handler, 0.0) + v
+    return out
+
+
+def run_size(n: int, args: argparse.Namespace, work: Path, *, predictive: bool = False,
+             prom: BackfilledPrometheus | None = None) -> dict[str, Any]:
     api_port, metrics_port = free_port(), free_port()
+    tag = f"{n}-{'predictive' if predictive else 'baseline'}" if prom is not None else f"{n}"
     api, _ = spawn_until_line([sys.executable, "-m", "hack.bench.mini_apiserver", f"--port={api_port}",
-                               f"--objects={n}", f"--namespaces={max(1, n // 100)}", f"--period={int(args.period)}"],
-                              work / f"api-{n}.log", "ready", cwd=REPO, timeout=120)
-    kubeconfig = work / f"kubeconfig-{n}"
+                               f"--objects={n}", f"--namespaces={max(1, n // 100)}", f"--period={int(args.period)}",
+                               f"--external={args.predictive}", f"--lookback={args.history_days * DAY}",
+                               *(["--predictive"] if predictive else [])],
+                              work / f"api-{tag}.log", "ready", cwd=REPO, timeout=120)
+    kubeconfig = work / f"kubeconfig-{tag}"
     kubeconfig.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "bench",
         "clusters": [{"name": "bench", "cluster": {"server": f"http://127.0.0.1:{api_port}"}}],
@@ -123,24 +177,49 @@ def run_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
                        "--leader-elect-resource-namespace=bench",
                        # the bench's API server serves no TokenReview: scrape /metrics over plain HTTP
                        "--metrics-secure=false"]
+    if prom is not None:
+        rules = work / "rules.yaml"
+        rules.write_text(RULES)
+        controller_args += [f"--prometheus-url={prom.url}", f"--rules={rules}"]
     command = [sys.executable, *controller_args]
     if args.profile and shutil.which("py-spy"):
-        command = ["py-spy", "record", "-o", str(Path(args.profile) / f"controller-{n}.svg"), "-d",
+        command = ["py-spy", "record", "-o", str(Path(args.profile) / f"controller-{tag}.svg"), "-d",
                    str(int(args.warmup + args.window + 5)), "--", *command]
-    ctl = spawn_logged(command, work / f"controller-{n}.log", cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    ctl = spawn_logged(command, work / f"controller-{tag}.log", cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         wait_until(lambda: _up(metrics_port) or ctl.poll() is not None, timeout=60, what="controller /metrics")
         if ctl.poll() is not None:
-            raise RuntimeError(f"controller exited:\n{log_tail(work / f'controller-{n}.log')}")
+            raise RuntimeError(f"controller exited:\n{log_tail(work / f'controller-{tag}.log')}")
         pid = _controller_pid(ctl)
         time.sleep(args.warmup)
+        if predictive:  # every object forecast (its first reads done), then one refresh period more
+            started = time.monotonic()
+            wait_until(lambda: _forecasts(metrics_port) >= args.predictive, timeout=args.history_timeout,
+                       interval=2.0, what=f"{args.predictive} objects with a forecast")
+            print(f"{n} objects: {args.predictive} forecasts after {args.warmup + time.monotonic() - started:.0f} s",
+                  flush=True)
+            time.sleep(60.0)
         endpoint_cpu = cpu_seconds(api.pid)
+        p0 = prometheus_requests(prom.url) if prom is not None else {}
         row = measure(n, pid, metrics_port, api_port, args.window, args.period)
         row["endpoint_cpu_cores"] = round((cpu_seconds(api.pid) - endpoint_cpu) / row["window_s"], 3)
+        if prom is not None:
+            p1 = prometheus_requests(prom.url)
+            minutes = row["window_s"] / 60
+            per = max(args.predictive, 1) * minutes
+            row.update(predictive=args.predictive if predictive else 0, forecasts=_forecasts(metrics_port),
+                       range_queries_per_object_per_min=round(
+                           (p1.get("/api/v1/query_range", 0.0) - p0.get("/api/v1/query_range", 0.0)) / per, 3),
+                       series_calls_per_object_per_min=round(
+                           (p1.get("/api/v1/series", 0.0) - p0.get("/api/v1/series", 0.0)) / per, 4))
         return row
     finally:
         terminate(ctl, timeout=20)
         terminate(api)
+
+
+def _forecasts(port: int) -> int:
+    return sum(1 for (name, _) in scrape(port) if name == FORECASTS)
 
 
 def _up(port: int) -> bool:
@@ -199,11 +278,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrent-syncs", type=int, default=64)
     parser.add_argument("--period", type=float, default=PERIOD, help="syncPeriodSeconds of every object (bar: 15)")
     parser.add_argument("--profile", help="directory for py-spy flame graphs")
+    parser.add_argument("--predictive", type=int, default=0, metavar="N",
+                        help="N objects on an External metric: a baseline run, then with spec.prediction Active")
+    parser.add_argument("--history-days", type=int, default=3, help="days of backfilled history per object")
+    parser.add_argument("--history-step", type=int, default=300, help="seconds between backfilled samples")
+    parser.add_argument("--history-timeout", type=float, default=600.0,
+                        help="seconds to wait for every predictive object's first forecast")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench-controller-"))
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
-    rows = [run_size(int(size), args, work) for size in args.sizes.split(",")]
+    sizes = [int(size) for size in args.sizes.split(",")]
+    if args.predictive:
+        return _predictive(sizes, args, work)
+    rows = [run_size(size, args, work) for size in sizes]
     for row in rows:
         print(json.dumps(row), flush=True)
     print(f"logs: {work}")
@@ -212,6 +300,38 @@ def main(argv: list[str] | None = None) -> int:
     if missed:
         print(f"bar missed at {missed} objects (p99 lateness <= 1 s, <= 1 core, <= 2 status writes/object/min, "
               f">= 95% of the ideal sync rate)")
+    return 1 if missed else 0
+
+
+def _predictive(sizes: list[int], args: argparse.Namespace, work: Path) -> int:
+    """Per size: the baseline then the predictive run against one backfilled Prometheus; issue 24's bar."""
+    missed: list[str] = []
+    for n in sizes:
+        if args.predictive > n:
+            raise SystemExit(f"--predictive {args.predictive} > {n} objects")
+        started = time.monotonic()
+        text = history(n, args.predictive, args.history_days, args.history_step)
+        (work / f"prometheus-{n}").mkdir()
+        with BackfilledPrometheus(text, workdir=work / f"prometheus-{n}") as prom:
+            print(f"{n} objects: backfilled {args.predictive} series x {args.history_days} days in "
+                  f"{time.monotonic() - started:.0f} s", flush=True)
+            base = run_size(n, args, work, prom=prom)
+            print(json.dumps(base), flush=True)
+            pred = run_size(n, args, work, predictive=True, prom=prom)
+            print(json.dumps(pred), flush=True)
+        shutil.rmtree(work / f"prometheus-{n}", ignore_errors=True)  # its blocks: tens of MiB per 1,000 series
+        extra = pred["cpu_cores"] - base["cpu_cores"]
+        queries = pred["range_queries_per_object_per_min"]
+        print(f"| objects | predictive | baseline cores | predictive cores | added cores (bar <= 0.5) | "
+              f"range queries/object/min (bar <= 1) | RSS MiB base -> predictive |\n"
+              f"| {n} | {args.predictive} | {base['cpu_cores']} | {pred['cpu_cores']} | {extra:+.3f} | "
+              f"{queries} | {base['rss_mib']} -> {pred['rss_mib']} |", flush=True)
+        if extra > 0.5 or queries > 1.0 or pred["forecasts"] < args.predictive:
+            missed.append(f"{n} objects ({extra:+.3f} cores, {queries} range queries/object/min, "
+                          f"{pred['forecasts']} of {args.predictive} forecast)")
+    print(f"logs: {work}")
+    if missed:
+        print(f"prediction bar missed at {missed} (<= +0.5 core, <= 1 range query per object per minute)")
     return 1 if missed else 0
 
 

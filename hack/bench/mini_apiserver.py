@@ -14,13 +14,18 @@ plain HTTP on loopback, in its own process (uvloop):
 * `deployments/<name>/scale`: an autoscaling/v1 Scale from the Deployment (`app=<name>` selector);
 * `custom.metrics.k8s.io` v1beta2/v1beta1 `pods/*/<metric>?labelSelector=`: one item per stored
   pod matching the selector, value `--metric-value` (equal to the target: steady load, no scaling);
-* `external.metrics.k8s.io` and `metrics.k8s.io` groups are listed (empty answers);
+* `external.metrics.k8s.io` v1beta1 `<metric>?labelSelector=`: one item, value `--metric-value`;
+  `metrics.k8s.io` is listed (empty answers);
 * Events accepted and counted; Leases stored like any object.
 
 Seeded with `--objects` Deployments (1 replica), one Ready pod each and one PromAutoscaler each
 (one Pods metric `http_requests_per_second`, AverageValue `--target`, `syncPeriodSeconds` 15),
-spread over `--namespaces` namespaces. `GET /_stats` returns request counts by verb and kind
-(`scale`, `metric`, `status`, `event`, `lease`, `list`, `watch`, `discovery`, `other`).
+spread over `--namespaces` namespaces. The first `--external` of them (`app-0`...) scale on an
+External metric instead, `queue_messages_ready{queue=<name>}` (the series the controller's
+history reads for it in a real cluster: one per object), with `--predictive` also
+`spec.prediction: {mode: Active, horizonSeconds: 180, lookbackSeconds: --lookback}`.
+`GET /_stats` returns request counts by verb and kind (`scale`, `metric`, `status`, `event`,
+`lease`, `list`, `watch`, `discovery`, `other`).
 
 Benchmark-only: nothing in the product imports it. Non-goals: auth, RBAC, validation, TLS.
 """
@@ -93,7 +98,8 @@ class Store:
         return obj
 
 
-def seed(store: Store, *, objects: int, namespaces: int, target: str, period: int) -> None:
+def seed(store: Store, *, objects: int, namespaces: int, target: str, period: int, external: int = 0,
+         predictive: bool = False, lookback: int = 3 * 86_400) -> None:
     for i in range(objects):
         ns, name = f"ns-{i % namespaces}", f"app-{i}"
         labels = {"app": name}
@@ -109,14 +115,20 @@ def seed(store: Store, *, objects: int, namespaces: int, target: str, period: in
                        "conditions": [{"type": "Ready", "status": "True",
                                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, "ADDED")
         store.pods_by_ns[ns].append(pod)
+        spec: dict[str, Any] = {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": 1, "maxReplicas": 10, "syncPeriodSeconds": period,
+            "metrics": [{"type": "Pods", "pods": {"metric": {"name": "http_requests_per_second"},
+                                                  "target": {"type": "AverageValue", "averageValue": target}}}]}
+        if i < external:
+            spec["metrics"] = [{"type": "External", "external": {
+                "metric": {"name": "queue_messages_ready", "selector": {"matchLabels": {"queue": name}}},
+                "target": {"type": "AverageValue", "averageValue": target}}}]
+            if predictive:
+                spec["prediction"] = {"mode": "Active", "horizonSeconds": 180, "lookbackSeconds": lookback}
         store.put(PAS_GROUP, "promautoscalers", {
             "apiVersion": f"{PAS_GROUP}/{PAS_VERSION}", "kind": "PromAutoscaler",
-            "metadata": {"name": name, "namespace": ns, "generation": 1},
-            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                     "minReplicas": 1, "maxReplicas": 10, "syncPeriodSeconds": period,
-                     "metrics": [{"type": "Pods", "pods": {"metric": {"name": "http_requests_per_second"},
-                                                           "target": {"type": "AverageValue",
-                                                                      "averageValue": target}}}]}}, "ADDED")
+            "metadata": {"name": name, "namespace": ns, "generation": 1}, "spec": spec}, "ADDED")
 
 
 class Server:
@@ -155,6 +167,11 @@ class Server:
         if group == "custom.metrics.k8s.io":
             self._count("metric", request)
             return self.custom_metric(namespace or "", rest, request)
+        if group == "external.metrics.k8s.io" and len(rest) == 1:
+            self._count("metric", request)
+            return web.json_response({"kind": "ExternalMetricValueList", "apiVersion": f"{group}/v1beta1",
+                                      "metadata": {}, "items": [{"metricName": rest[0], "metricLabels": {},
+                                                                 "timestamp": _now(), "value": self.metric_value}]})
         if group in ("external.metrics.k8s.io", "metrics.k8s.io"):
             self._count("metric", request)
             return web.json_response({"kind": "List", "apiVersion": "v1", "metadata": {}, "items": []})
@@ -358,7 +375,8 @@ def _now() -> str:
 
 async def _serve(args: argparse.Namespace) -> None:
     store = Store()
-    seed(store, objects=args.objects, namespaces=args.namespaces, target=args.target, period=args.period)
+    seed(store, objects=args.objects, namespaces=args.namespaces, target=args.target, period=args.period,
+         external=args.external, predictive=args.predictive, lookback=args.lookback)
     runner = web.AppRunner(Server(store, args.metric_value).app(), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", args.port, backlog=1024).start()
@@ -375,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--period", type=int, default=15)
     parser.add_argument("--target", default="10")
     parser.add_argument("--metric-value", default="10")
+    parser.add_argument("--external", type=int, default=0, help="this many objects scale on an External metric")
+    parser.add_argument("--predictive", action="store_true", help="those objects have spec.prediction Active")
+    parser.add_argument("--lookback", type=int, default=3 * 86_400, help="their spec.prediction.lookbackSeconds")
     args = parser.parse_args(argv)
     uvloop.run(_serve(args))
     return 0
