@@ -127,7 +127,8 @@ def _forecast_source(h: HistoryOptions, reader: PrometheusHistory | None) -> For
         rules = load_rules(h.rules)
     except ConfigError as err:
         raise StartupError(f"--rules: {err}") from None
-    return LiveForecasts(HistoryStore(reader, rules, rules_path=h.rules, step=h.step, max_lookback=h.max_lookback))
+    return LiveForecasts(HistoryStore(reader, rules, rules_path=h.rules, step=h.step, max_lookback=h.max_lookback,
+                                      refresh=h.refresh))
 
 
 class Controller:

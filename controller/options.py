@@ -26,6 +26,7 @@
 | `--prometheus-*` credentials and TLS (below) | as the adapter's | the adapter's flags, same meaning |
 | `--history-step` | 1m0s | (none: the resolution of the history forecasts read) |
 | `--history-max-lookback` | 336h0m0s | (none: a longer `spec.prediction.lookbackSeconds` is capped) |
+| `--history-refresh` | 1m0s | (none: at most this often an object's history is read again, a failed read retried) |
 
 The Prometheus flags mirror the adapter's: `--prometheus-ca-file`, `--prometheus-client-tls-cert-file`
 / `-key-file`, `--prometheus-insecure-skip-tls-verify`, `--prometheus-token-file`,
@@ -134,6 +135,7 @@ class HistoryOptions:
     headers: tuple[tuple[str, str], ...] = ()
     step: float = 60.0
     max_lookback: float = 14 * 86_400.0
+    refresh: float = 60.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,6 +270,9 @@ def _history_flags(p: argparse.ArgumentParser, pos: Callable[[str], float]) -> N
       help="resolution of the history forecasts read (default 1m0s)")
     a("--history-max-lookback", type=pos, default="336h0m0s", metavar="DURATION",
       help="spec.prediction.lookbackSeconds beyond this is capped (default 336h0m0s, 14 days)")
+    a("--history-refresh", type=pos, default="1m0s", metavar="DURATION",
+      help="at most this often an object's history is read again, and a failed read retried; never more often "
+           "than --history-step (default 1m0s)")
 
 
 def _history_options(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> HistoryOptions:
@@ -291,7 +296,7 @@ def _history_options(parser: argparse.ArgumentParser, ns: argparse.Namespace) ->
         insecure_skip_tls_verify=ns.prometheus_insecure_skip_tls_verify, token_file=token,
         basic_auth_username=ns.prometheus_basic_auth_username,
         basic_auth_password_file=ns.prometheus_basic_auth_password_file, headers=tuple(ns.prometheus_header),
-        step=ns.history_step, max_lookback=ns.history_max_lookback)
+        step=ns.history_step, max_lookback=ns.history_max_lookback, refresh=ns.history_refresh)
 
 
 def parse(argv: Sequence[str], *, prog: str = "prom-autoscaler-controller run") -> RunOptions:

@@ -11,11 +11,12 @@ the sum of the series (what the HPA sums).
 
 Reads: the first is one chunked range read over the lookback (series discovery first, shared by
 every object asking for the same `seriesQuery` within `SHAPES_TTL`); after it, at most one
-incremental read per object per `REFRESH_SECONDS` (from the last ticks to now, re-reading
-`OVERLAP_TICKS` that Prometheus may not have had yet), appended, the oldest ticks dropped. Reads
-are async with timeouts, one in flight per object shared by every caller (`SingleFlight`, which
-also lets a caller give up without cancelling the read). A failed read keeps the last good
-history and records the error; it is retried after `REFRESH_SECONDS`, never sooner.
+incremental read per object per `refresh` (`--history-refresh`, by default `REFRESH_SECONDS`; from
+the last ticks to now, re-reading `OVERLAP_TICKS` that Prometheus may not have had yet), appended,
+the oldest ticks dropped. Reads are async with timeouts, one in flight per object shared by
+every caller (`SingleFlight`, which also lets a caller give up without cancelling the read). A
+failed read keeps the last good history and records the error; it is retried after `refresh`,
+never sooner.
 
 `LiveForecasts` is the `ForecastSource` the reconciler calls: the object's histories (waiting at
 most `wait` seconds, else the last ones held) into `controller.forecast.predict_metric`, with one
@@ -48,7 +49,7 @@ from kubecommon.singleflight import SingleFlight
 
 __all__ = ["HistoryReader", "HistoryStore", "LiveForecasts", "ObjectHistory"]
 
-REFRESH_SECONDS = 60.0  # at most one incremental read per object this often
+REFRESH_SECONDS = 60.0  # by default at most one incremental read per object this often
 OVERLAP_TICKS = 2  # the newest ticks are re-read: Prometheus may not have had their scrape yet
 SHAPES_TTL = 600.0  # a seriesQuery's answer serves every object resolving within this
 RESOLVE_RETRY = 600.0  # a metric the rules could not resolve is tried again after this
@@ -119,13 +120,15 @@ class HistoryStore:
     """Per-object metric histories from one Prometheus, through the adapter's compiled rules."""
 
     def __init__(self, reader: HistoryReader, rules: CompiledConfig, *, rules_path: str, step: float = 60.0,
-                 max_lookback: float = 14 * 86_400.0, chunk_points: int = LIVE_CHUNK_POINTS) -> None:
+                 max_lookback: float = 14 * 86_400.0, chunk_points: int = LIVE_CHUNK_POINTS,
+                 refresh: float = REFRESH_SECONDS) -> None:
         self._reader = reader
         self._rules = rules
         self._rules_path = rules_path
         self._step = step
         self._max_lookback = max_lookback
         self._chunk_points = chunk_points
+        self._refresh_every = refresh
         self._entries: dict[ObjectKey, _Entry] = {}
         self._flight: SingleFlight[ObjectKey, None] = SingleFlight()
         self._shapes: dict[str, tuple[float, tuple[tuple[str, frozenset[str]], ...]]] = {}
@@ -174,7 +177,7 @@ class HistoryStore:
     def _due(self, entry: _Entry, now: float) -> bool:
         if entry.tried_at is None:
             return True
-        if now - entry.tried_at < max(REFRESH_SECONDS, self._step):
+        if now - entry.tried_at < max(self._refresh_every, self._step):
             return False
         ends = [h.end for h in entry.histories if h.count]
         return entry.error is not None or not ends or self._tick(now) > min(ends)

@@ -18,11 +18,12 @@ def test_the_adapters_flags_reach_history_options() -> None:
                "--prometheus-timeout", "20s", "--prometheus-ca-file", "/ca.crt",
                "--prometheus-client-tls-cert-file", "/c.crt", "--prometheus-client-tls-key-file", "/c.key",
                "--prometheus-token-file", "/token", "--prometheus-header", "X-Scope-OrgID=t1",
-               "--prometheus-header", "X-B=a=b", "--history-step", "30s", "--history-max-lookback", "168h"]).history
+               "--prometheus-header", "X-B=a=b", "--history-step", "30s", "--history-max-lookback", "168h",
+               "--history-refresh", "2m"]).history
     assert h == HistoryOptions(prometheus_url="https://thanos:9091", rules="/etc/rules/config.yaml", timeout=20.0,
                                ca_file="/ca.crt", client_cert_file="/c.crt", client_key_file="/c.key",
                                token_file="/token", headers=(("X-Scope-OrgID", "t1"), ("X-B", "a=b")), step=30.0,
-                               max_lookback=7 * 86400.0)
+                               max_lookback=7 * 86400.0, refresh=120.0)
 
 
 def test_auth_incluster_uses_the_pods_token_and_ca_unless_given() -> None:
@@ -44,6 +45,7 @@ def test_auth_incluster_uses_the_pods_token_and_ca_unless_given() -> None:
     pytest.param(["--prometheus-url", "http://p", "--rules", "r", "--prometheus-basic-auth-username", "u"],
                  "needs --prometheus-basic-auth-password-file", id="basic auth without a password"),
     pytest.param(["--history-step", "0s"], "must be positive", id="a zero step"),
+    pytest.param(["--history-refresh", "0s"], "must be positive", id="a zero refresh"),
     pytest.param(["--prometheus-header", "novalue\nx"], "want Key=Value", id="a header on two lines"),
 ])
 def test_bad_combinations_are_usage_errors(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -97,6 +97,21 @@ async def test_an_outage_keeps_the_last_good_history_and_recovers() -> None:
     assert after.error is None and h is not None and h.end == NOW + 600 and not math.isnan(float(h.values[-5]))
 
 
+async def test_history_refresh_sets_how_often_a_history_is_read_and_a_failed_read_retried() -> None:
+    reader, obj = _reader(), _obj(lookback=2 * 86_400)
+    store = _store(reader, refresh=120.0)
+    await store.read(obj, NOW)
+    first = len(reader.range_queries)
+    for t in range(15, 600 + 1, 15):  # ten minutes of 15 s syncs
+        await store.read(obj, NOW + t)
+    assert len(reader.range_queries) - first == 5  # every 2 minutes, not every minute
+    reader.down = True
+    assert "connection refused" in ((await store.read(obj, NOW + 720)).error or "")
+    reader.down = False
+    assert (await store.read(obj, NOW + 780)).error is not None  # not retried before 2 minutes
+    assert (await store.read(obj, NOW + 840)).error is None
+
+
 async def test_identical_reads_in_flight_are_shared() -> None:
     reader, obj = _reader(), _obj()
     store = _store(reader)
