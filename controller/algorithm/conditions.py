@@ -59,6 +59,9 @@ class Reason(StrEnum):
     # the controller runtime, never by the algorithm). Spelled here so a status that carries it
     # reads back with its ScalingActive condition in place and its transition time kept.
     CONFLICTING_AUTOSCALER = "ConflictingAutoscaler"
+    # Not upstream: ScalingActive=False while the target is at 0 by the scale-to-zero rule (minReplicas 0:
+    # every activation metric at or below its activation value; `controller.algorithm.zero`).
+    SCALED_TO_ZERO = "ScaledToZero"
 
 
 class PredictionReason(StrEnum):
@@ -105,6 +108,9 @@ class EventReason(StrEnum):
     # spec.prediction's accuracy guard stopped (Warning) or resumed (Normal) trusting the forecast.
     FORECAST_FALLBACK = "ForecastFallback"
     FORECAST_RECOVERED = "ForecastRecovered"
+    # Scale to zero (`controller.algorithm.zero`): going to 0 after the cooldown, and waking from 0.
+    SCALED_TO_ZERO = "ScaledToZero"
+    WOKEN_FROM_ZERO = "WokenFromZero"
     # Also the reason of AbleToScale/ScalingActive=False on a stored spec that breaks an HPA
     # validation rule (upstream cannot meet one: its admission refuses it). Deliberately not a
     # `Reason`: a status carrying it reads back without those two conditions, so the first sync

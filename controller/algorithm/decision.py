@@ -13,12 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from controller.algorithm.behavior import Behavior, ScaleHistory
 from controller.algorithm.conditions import Event, condition_key
 from controller.algorithm.prediction import PredictionTrace
 from controller.algorithm.spec import HpaStatus
 from controller.algorithm.values import quick_init
+
+if TYPE_CHECKING:
+    from controller.algorithm.zero import ZeroStep
 
 
 class Outcome(StrEnum):
@@ -36,6 +40,7 @@ class Stage(StrEnum):
     DISABLED = "target at 0 replicas with minReplicas > 0"
     METRICS = "maximum of the metric proposals"
     PREDICTION = "forecast ahead of the load"
+    ZERO = "scale to zero: activation and cooldown"
     STABILIZATION = "stabilization window"
     LIMITS = "rate limits and [min, max]"
 
@@ -138,6 +143,7 @@ class Decision:
     trace: Trace
     effective_behavior: Behavior | None = None
     prediction: PredictionTrace | None = None  # None: spec.prediction is Off (or the sync read no metrics)
+    zero: ZeroStep | None = None  # None: no scale to zero (minReplicas > 0), or the sync read no metrics
 
     @property
     def write(self) -> bool:
@@ -163,6 +169,8 @@ class Decision:
         if self.prediction is not None:
             lines.append(f"  prediction ({self.prediction.mode}): {self.prediction.why}")
             lines += ["    forecast " + m.line() for m in self.prediction.metrics]
+        if self.zero is not None:
+            lines.append(f"  scale to zero ({self.zero.activity}): {self.zero.why}")
         lines += ["  step " + s.line() for s in self.trace.steps]
         lines += [f"  condition {c.type}={'True' if c.status else 'False'} {c.reason}: {c.message}"
                   for c in self.status.conditions]  # fmt: skip
@@ -182,4 +190,5 @@ class Decision:
             "events": [e.to_dict() for e in self.events],
             "trace": self.trace.to_dict(),
             **({"prediction": self.prediction.to_dict()} if self.prediction is not None else {}),
+            **({"scaleToZero": self.zero.to_dict()} if self.zero is not None else {}),
         }

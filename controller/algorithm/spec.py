@@ -108,7 +108,9 @@ class AutoscalerSpec:
     metrics: tuple[MetricSpec, ...] = ()
     behavior: Behavior | None = None  # None: legacy normalization
     prediction: PredictionSpec | None = None  # None: Off (a native HPA has no such field)
-    scale_to_zero: ScaleToZero | None = None  # None: the defaults (only read with min_replicas 0)
+    # Only read with min_replicas 0. None: upstream's HPAScaleToZero (no cooldown, activation 0), as for a
+    # native HPA; a PromAutoscaler always has one (the CRD's default cooldown is 300 s).
+    scale_to_zero: ScaleToZero | None = None
 
 
 @quick_init

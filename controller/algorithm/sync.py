@@ -53,6 +53,8 @@ from controller.algorithm.spec import (
     SyncInput,
 )
 from controller.algorithm.values import quick_init
+from controller.algorithm import zero
+from controller.algorithm.zero import ZeroStep
 
 _NOT_FETCHED = FetchFailure(message="metric was not fetched")
 _NO_METRICS = "no metrics are configured"
@@ -160,6 +162,9 @@ def _set(
 
 def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, history: ScaleHistory) -> Decision:
     spec, now = inp.spec, inp.now
+    zs = zero.zero_step(spec, current=current, observations=inp.observations, idle_since=history.idle_since,
+                        now=now) if zero.enabled(spec) else None  # fmt: skip
+    history = history if zs is None else history.with_idle_since(zs.idle_since)
     ctx = MetricContext(
         spec_replicas=current, status_replicas=inp.scale.status_replicas, pods=inp.pods,
         tolerances=tolerances_for(spec, config), now=now, readiness=config.readiness,
@@ -167,10 +172,11 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
     )  # fmt: skip
     obs = inp.observations
     results = [
-        evaluate_metric(i, m, obs[i] if i < len(obs) else _NOT_FETCHED, ctx)
+        zero.skipped(i, m) if zero.not_read(zs, m)
+        else evaluate_metric(i, m, obs[i] if i < len(obs) else _NOT_FETCHED, ctx)
         for i, m in enumerate(spec.metrics)
     ]
-    combined = combine(results, spec_replicas=current)
+    combined = combine(zero.counted(zs, results), spec_replicas=current)
     # Every failed metric is announced, even when it does not block scaling (upstream).
     events = tuple([
         Event(type=EventType.WARNING, reason=EventReason(r.reason), message=r.event_message or "")
@@ -181,7 +187,12 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
     if combined.blocked:
         blocked = predict(spec, inp.forecasts, current=current, reactive=current, pods=inp.pods,
                           tolerances=ctx.tolerances, pod_level=config.pod_level_resources, blocked=True)  # fmt: skip
-        return _blocked(inp, history, combined, _got_scale(inp), events, seen, blocked)
+        return _blocked(inp, history, combined, _got_scale(inp), events, seen, blocked, zs)
+    if zs is not None and zs.at_zero and not zs.wake:  # idle at 0 (or an activation metric unread): hold 0
+        conds = _set(_got_scale(inp), ConditionType.SCALING_ACTIVE, False, Reason.SCALED_TO_ZERO, zs.why, now)
+        step = TraceStep(stage=Stage.ZERO, before=0, after=0, reason=zs.why, note=f"cooldown {zs.cooldown}s")
+        return _final(inp, history, outcome=Outcome.NO_CHANGE, desired=0, conds=conds, steps=(step,), events=events,
+                      seen=seen, zero=zs)  # fmt: skip
     prenormalized = max(0, combined.replicas)
     reason = ""  # decided before normalization, as upstream
     if prenormalized > current:
@@ -201,7 +212,10 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
         prenormalized = predicted.replicas
         if prenormalized > current:
             reason = c.RESCALE_FORECAST_ABOVE
-    n = _normalize(inp, config, prenormalized, history)
+    prenormalized, zero_trace = zero.recommendation(zs, prenormalized)
+    if zero_trace is not None:
+        steps, reason = (*steps, zero_trace), zero_trace.reason
+    n = _normalize(inp, config, prenormalized, history, floor=0 if zs is None else zs.floor)
     # Set in the order a sync sets them (AbleToScale first: a missing one is appended first); the
     # "succeeded get scale" AbleToScale it would set before the metrics is overwritten here anyway.
     conds = _set(inp.status.conditions, ConditionType.ABLE_TO_SCALE, True, n.stabilized.reason,
@@ -211,10 +225,11 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
     conds = _set(conds, ConditionType.SCALING_LIMITED, n.limited.replicas != n.stabilized.replicas,
                  n.limited.reason, n.limited.message, now)  # fmt: skip
     desired = n.limited.replicas
+    events += zero.zero_events(zs, current=current, desired=desired)
     return _final(inp, n.history, outcome=Outcome.SCALE if desired != current else Outcome.NO_CHANGE,
                   desired=desired, conds=conds, steps=(*steps, *n.steps), events=events,
                   error=combined.error, rescale_reason=reason, behavior=n.behavior, seen=seen,
-                  prediction=predicted)  # fmt: skip
+                  prediction=predicted, zero=zs)  # fmt: skip
 
 
 @quick_init
@@ -228,7 +243,7 @@ class _Seen:
 
 def _blocked(
     inp: SyncInput, history: ScaleHistory, combined: Combined, conds: tuple[Condition, ...],
-    events: tuple[Event, ...], seen: _Seen, prediction: PredictionTrace | None,
+    events: tuple[Event, ...], seen: _Seen, prediction: PredictionTrace | None, zs: ZeroStep | None,
 ) -> Decision:  # fmt: skip
     """All metrics failed, or one failed and the others would scale down: do not scale."""
     first = combined.first_failure
@@ -244,7 +259,7 @@ def _blocked(
     step = TraceStep(stage=Stage.METRICS, before=current, after=current, reason=error,
                      note="a metric failed and the others do not scale up: no scaling")  # fmt: skip
     return _final(inp, history, outcome=Outcome.BLOCKED, desired=current, conds=conds, steps=(step,),
-                  events=events, error=error, seen=seen, prediction=prediction)  # fmt: skip
+                  events=events, error=error, seen=seen, prediction=prediction, zero=zs)  # fmt: skip
 
 
 @quick_init
@@ -258,16 +273,18 @@ class _Normalized:
 
 
 def _normalize(
-    inp: SyncInput, config: ControllerConfig, prenormalized: int, history: ScaleHistory
+    inp: SyncInput, config: ControllerConfig, prenormalized: int, history: ScaleHistory, *, floor: int
 ) -> _Normalized:
-    """Legacy path without `behavior`, else the behavior path; both record the recommendation."""
+    """Legacy path without `behavior`, else the behavior path; both record the recommendation.
+    `floor`: the scale-to-zero rule's lowest count this sync (1 unless idle for the whole cooldown)."""
     spec, now, current = inp.spec, inp.now, inp.scale.spec_replicas
+    lo = max(spec.min_replicas, floor)
     behavior = _effective_behavior(spec, config)
     if behavior is None:
         window = config.downscale_stabilization
         st = stabilize_legacy(history.recommendations, prenormalized=prenormalized, now=now, window=window)
         lim = convert_with_rules(
-            current=current, desired=st.replicas, min_replicas=spec.min_replicas,
+            current=current, desired=st.replicas, min_replicas=lo,
             max_replicas=spec.max_replicas, scale_up_limit_factor=config.scale_up_limit_factor,
             scale_up_limit_minimum=config.scale_up_limit_minimum,
         )  # fmt: skip
@@ -283,7 +300,7 @@ def _normalize(
             down_window=down.stabilization_window_seconds or 0,
         )  # fmt: skip
         lim = rate_limit_with_behavior(
-            current=current, desired=st.replicas, min_replicas=spec.min_replicas,
+            current=current, desired=st.replicas, min_replicas=lo,
             max_replicas=spec.max_replicas, behavior=behavior, history=history, now=now,
         )  # fmt: skip
         windows = (f"up window {up.stabilization_window_seconds}s, "
@@ -296,7 +313,7 @@ def _normalize(
         TraceStep(stage=Stage.STABILIZATION, before=prenormalized, after=st.replicas,
                   reason=str(st.reason), note=windows + won),
         TraceStep(stage=Stage.LIMITS, before=st.replicas, after=lim.replicas, reason=str(lim.reason),
-                  note=f"{limits}; min {spec.min_replicas}, max {spec.max_replicas}"),
+                  note=f"{limits}; min {lo}, max {spec.max_replicas}"),
     )  # fmt: skip
     return _Normalized(stabilized=st, limited=lim, behavior=behavior, steps=steps,
                        history=history.with_recommendations(st.recommendations))  # fmt: skip
@@ -317,7 +334,7 @@ def _final(
     inp: SyncInput, history: ScaleHistory, *, outcome: Outcome, desired: int,
     conds: tuple[Condition, ...], steps: tuple[TraceStep, ...], events: tuple[Event, ...] = (),
     error: str | None = None, rescale_reason: str = "", seen: _Seen = _Seen(),
-    behavior: Behavior | None = None, prediction: PredictionTrace | None = None,
+    behavior: Behavior | None = None, prediction: PredictionTrace | None = None, zero: ZeroStep | None = None,
 ) -> Decision:  # fmt: skip
     prev = inp.status
     current = inp.scale.spec_replicas
@@ -336,7 +353,7 @@ def _final(
         rescale_reason=rescale_reason, status=status, previous_status=prev, events=events,
         history=history, error=error,
         trace=Trace(current=current, metrics=seen.traces, steps=steps, final=final),
-        effective_behavior=behavior, prediction=prediction,
+        effective_behavior=behavior, prediction=prediction, zero=zero,
     )  # fmt: skip
 
 
@@ -376,5 +393,5 @@ def _after_write(
         outcome=outcome, current_replicas=d.current_replicas, desired_replicas=d.desired_replicas,
         rescale_reason=d.rescale_reason, status=status, previous_status=d.previous_status,
         events=(*d.events, event), history=history, error=error, trace=d.trace,
-        effective_behavior=d.effective_behavior, prediction=d.prediction,
+        effective_behavior=d.effective_behavior, prediction=d.prediction, zero=d.zero,
     )  # fmt: skip

@@ -10,7 +10,8 @@ an Object metric's value) against their `target.activationValue` (default 0; KED
   staircase); running, it never goes below 1, and the cooldown restarts;
 * every activation metric read and **at or below** its value: idle. The idle time starts at the
   first such sync (`ScaleHistory.idle_since`, carried and checkpointed like the rest of the
-  history). Once it reaches `spec.scaleToZero.cooldownSeconds` the recommendation is 0, and the
+  history). Once it reaches `spec.scaleToZero.cooldownSeconds` (a PromAutoscaler's default 300;
+  0 without `scale_to_zero`, as upstream's HPAScaleToZero) the recommendation is 0, and the
   scale-down stabilization window and policies apply to it as to any scale-down; at 0 it holds;
 * an activation metric **could not be read**: unknown. Running, it never goes to 0 (and the
   cooldown restarts); at 0 it stays at 0 (an outage neither wakes nor scales).
@@ -27,14 +28,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from controller.algorithm.conditions import Event, EventReason, EventType
+from controller.algorithm.decision import Stage, TraceStep
+from controller.algorithm.multi_metric import MetricResult
 from controller.algorithm.ratio import saturating_sum
 from controller.algorithm.spec import (
-    DEFAULT_COOLDOWN_SECONDS, AutoscalerSpec, ExternalSamples, MetricSpec, ObjectSample, Observation, SourceType,
+    AutoscalerSpec, ExternalSamples, MetricSpec, ObjectSample, Observation, SourceType,
 )  # fmt: skip
 from controller.algorithm.values import quick_init
 
-__all__ = ["Activity", "Reading", "ZeroStep", "activation_indices", "cooldown_seconds", "enabled", "milli_text",
-           "zero_step"]
+__all__ = ["Activity", "Reading", "ZeroStep", "activation_indices", "cooldown_seconds", "counted", "enabled",
+           "milli_text", "not_read", "recommendation", "zero_events", "zero_step"]
 
 _ACTIVATION_TYPES = (SourceType.OBJECT, SourceType.EXTERNAL)
 
@@ -56,7 +60,9 @@ def enabled(spec: AutoscalerSpec) -> bool:
 
 
 def cooldown_seconds(spec: AutoscalerSpec) -> int:
-    return DEFAULT_COOLDOWN_SECONDS if spec.scale_to_zero is None else spec.scale_to_zero.cooldown_seconds
+    """`spec.scaleToZero.cooldownSeconds`; without `scale_to_zero` (a native HPA under upstream's
+    HPAScaleToZero gate) 0: the HPA goes to 0 as soon as the metrics ask for it."""
+    return 0 if spec.scale_to_zero is None else spec.scale_to_zero.cooldown_seconds
 
 
 def milli_text(milli: int) -> str:
@@ -117,6 +123,13 @@ class ZeroStep:
         """Running, and idle for the whole cooldown: the recommendation is 0."""
         return not self.at_zero and self.floor == 0
 
+    def to_dict(self) -> dict[str, object]:
+        return {"activity": str(self.activity), "atZero": self.at_zero, "wake": self.wake, "floor": self.floor,
+                "idleSince": self.idle_since, "cooldownSeconds": self.cooldown, "remainingSeconds": self.remaining,
+                "why": self.why,
+                "metrics": [{"index": r.index, "name": r.name, "value": r.value, "activation": r.activation,
+                             "error": r.error} for r in self.readings]}  # fmt: skip
+
     @property
     def decisive(self) -> Reading | None:
         """The reading that decided: the first active one, else the first unread one, else the first."""
@@ -158,3 +171,46 @@ def zero_step(spec: AutoscalerSpec, *, current: int, observations: Sequence[Obse
     why = f"cooldown: {left:.0f}s of {cooldown}s left before 0 replicas ({idle_line})"
     return ZeroStep(activity=Activity.IDLE, readings=readings, at_zero=False, wake=False, floor=1,
                     idle_since=since, cooldown=cooldown, remaining=left, why=why)
+
+
+# What `decide` does with a `ZeroStep` (kept here so the rule reads in one place).
+
+
+def not_read(step: ZeroStep | None, spec: MetricSpec) -> bool:
+    """At 0 replicas a Pods or Resource metric is not read: there are no pods, and it does not block."""
+    return step is not None and step.at_zero and spec.type not in _ACTIVATION_TYPES
+
+
+def skipped(index: int, spec: MetricSpec) -> MetricResult:
+    """The trace entry of a metric `not_read` (no proposal, no failure, no event)."""
+    return MetricResult(index=index, spec=spec, error="not read at 0 replicas (no pods); does not block")
+
+
+def counted(step: ZeroStep | None, results: Sequence[MetricResult]) -> list[MetricResult]:
+    """The results the multi-metric combination counts (those of metrics not read are left out)."""
+    return list(results) if step is None else [r for r in results if not not_read(step, r.spec)]
+
+
+def recommendation(step: ZeroStep | None, prenormalized: int) -> tuple[int, TraceStep | None]:
+    """The recommendation after the rule: at least 1 on waking, 0 once idle for the whole cooldown
+    (then stabilization and the policies apply to it as to any scale-down); else unchanged."""
+    if step is None or (not step.wake and not step.to_zero):
+        return prenormalized, None
+    after = max(1, prenormalized) if step.wake else 0
+    return after, TraceStep(stage=Stage.ZERO, before=prenormalized, after=after, reason=step.why,
+                            note=f"cooldown {step.cooldown}s")
+
+
+def zero_events(step: ZeroStep | None, *, current: int, desired: int) -> tuple[Event, ...]:
+    """Normal events when this sync goes to 0 or wakes from it, naming the metric and value."""
+    if step is None:
+        return ()
+    if step.wake and desired > 0:
+        decisive = step.decisive
+        line = decisive.line() if decisive is not None else step.why
+        return (Event(type=EventType.NORMAL, reason=EventReason.WOKEN_FROM_ZERO,
+                      message=f"waking from 0 to {desired} replicas: {line}"),)  # fmt: skip
+    if current > 0 and desired == 0:
+        return (Event(type=EventType.NORMAL, reason=EventReason.SCALED_TO_ZERO,
+                      message=f"scaling {current} -> 0 replicas: {step.why}"),)  # fmt: skip
+    return ()

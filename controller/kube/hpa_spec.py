@@ -198,9 +198,13 @@ def _target(tg: Json, kind: SourceType | None, path: str) -> MetricTarget | None
     utilization = tg.get("averageUtilization")
     if utilization is not None:
         utilization = _int(utilization, f"{path}.averageUtilization", minimum=1)
+    activation = _milli(tg, "activationValue", path)
+    if activation is not None and activation < 0:
+        raise _invalid(f"{path}.activationValue", str(tg["activationValue"]), "must be greater than or equal to 0")
     return MetricTarget(type=target_type, average_utilization=utilization,
                         average_value=_milli(tg, "averageValue", path, positive=kind is not None),
-                        value=_milli(tg, "value", path, positive=kind is not None))  # fmt: skip
+                        value=_milli(tg, "value", path, positive=kind is not None),
+                        activation_value=activation)  # fmt: skip
 
 
 def _container(value: Any, path: str) -> str:

@@ -24,8 +24,8 @@ from typing import Any
 from controller.algorithm.behavior import ScaleHistory
 from controller.algorithm.conditions import Condition, ConditionType, Reason
 from controller.algorithm.spec import (
-    DEFAULT_HORIZON_SECONDS, DEFAULT_LOOKBACK_SECONDS, AutoscalerSpec, HpaStatus, MetricStatus, PredictionMode,
-    PredictionSpec, SourceType,
+    DEFAULT_COOLDOWN_SECONDS, DEFAULT_HORIZON_SECONDS, DEFAULT_LOOKBACK_SECONDS, AutoscalerSpec, HpaStatus,
+    MetricStatus, PredictionMode, PredictionSpec, ScaleToZero, SourceType,
 )  # fmt: skip
 from controller.kube.hpa_spec import MetricPlan, SpecError, autoscaler_spec, scale_target_ref, source_body
 from controller.kube.ports import ObjectKey, TargetRef
@@ -44,6 +44,7 @@ MIN_SYNC_PERIOD_SECONDS, MAX_SYNC_PERIOD_SECONDS = 3, 3600
 # spec.prediction bounds (the CRD's): seconds ahead, history kept, seasonal periods (at most 4)
 HORIZON_SECONDS, LOOKBACK_SECONDS, PERIOD_SECONDS = (15, 3600), (86_400, 90 * 86_400), (3600, 28 * 86_400)
 MAX_PERIODS = 4
+COOLDOWN_SECONDS = (0, 86_400)  # spec.scaleToZero.cooldownSeconds (the CRD's bounds)
 
 Json = Mapping[str, Any]
 
@@ -89,7 +90,8 @@ def autoscaler_from_object(obj: Json) -> Autoscaler:
     algorithm_spec, plans = autoscaler_spec(spec)
     native = kind == HPA_KIND
     if not native:
-        algorithm_spec = replace(algorithm_spec, prediction=_prediction(spec.get("prediction")))
+        algorithm_spec = replace(algorithm_spec, prediction=_prediction(spec.get("prediction")),
+                                 scale_to_zero=_scale_to_zero(spec.get("scaleToZero")))
     given_status = obj.get("status")
     raw_status: Json = given_status if isinstance(given_status, Mapping) else {}
     problems: list[str] = []
@@ -173,6 +175,19 @@ def _prediction(value: Any) -> PredictionSpec | None:
         lookback_seconds=_seconds(value.get("lookbackSeconds"), "lookbackSeconds", LOOKBACK_SECONDS,
                                   DEFAULT_LOOKBACK_SECONDS),
         periods_seconds=tuple(_seconds(p, f"periodsSeconds[{i}]", PERIOD_SECONDS) for i, p in enumerate(periods)))
+
+
+def _scale_to_zero(value: Any) -> ScaleToZero:
+    """`spec.scaleToZero` with the CRD's default cooldown when absent; cooldownSeconds within its bounds."""
+    if value is None:
+        return ScaleToZero(cooldown_seconds=DEFAULT_COOLDOWN_SECONDS)
+    if not isinstance(value, Mapping):
+        raise SpecError(f"spec.scaleToZero: Invalid value: {value!r}: must be an object")
+    cooldown = value.get("cooldownSeconds", DEFAULT_COOLDOWN_SECONDS)
+    if isinstance(cooldown, bool) or not isinstance(cooldown, int) or not 0 <= cooldown <= COOLDOWN_SECONDS[1]:
+        raise SpecError(f"spec.scaleToZero.cooldownSeconds: Invalid value: {cooldown!r}: must be an integer between "
+                        f"0 and {COOLDOWN_SECONDS[1]}")
+    return ScaleToZero(cooldown_seconds=cooldown)
 
 
 def _seconds(value: Any, path: str, bounds: tuple[int, int], default: int | None = None) -> int:
@@ -261,7 +276,7 @@ def restore_history(raw: Any, problems: list[str]) -> tuple[ScaleHistory | None,
     try:
         saved_at = parse_time(raw.get("savedAt"))
         history = ScaleHistory.from_dict({key: raw.get(key) or () for key in
-                                          ("recommendations", "scaleUpEvents", "scaleDownEvents")})
+                                          ("recommendations", "scaleUpEvents", "scaleDownEvents", "idleSince")})
     except ValueError as err:
         problems.append(f"status.scaleHistory: {err}; starting without history")
         return None, None

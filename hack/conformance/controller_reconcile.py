@@ -98,6 +98,8 @@ def _spec_json(hpa: Json) -> Json:
                   "metrics": _quantities(hpa.get("metrics") or [])}  # fmt: skip
     if hpa.get("minReplicas") is not None:
         spec["minReplicas"] = hpa["minReplicas"]
+    if hpa.get("minReplicas") == 0:  # upstream's HPAScaleToZero has no cooldown: it goes to 0 when the metrics say so
+        spec["scaleToZero"] = {"cooldownSeconds": 0}
     behavior = hpa.get("behavior")
     if behavior is not None:
         spec["behavior"] = {k: _rules_json(behavior.get(k)) for k in ("scaleUp", "scaleDown") if behavior.get(k)}

@@ -143,7 +143,7 @@ def spec_with(path, value):
 
 @pytest.mark.parametrize(("spec", "field"), [
     pytest.param(spec_with(["maxReplicas"], None), "spec.maxReplicas", id="max-required"),
-    pytest.param(spec_with(["minReplicas"], 0), "spec.minReplicas", id="min-at-least-1"),
+    pytest.param(spec_with(["minReplicas"], -1), "spec.minReplicas", id="min-at-least-0"),
     pytest.param(spec_with(["scaleTargetRef", "kind"], None), "spec.scaleTargetRef.kind", id="target-kind-required"),
     pytest.param(spec_with(["metrics", 0, "type"], "Magic"), "spec.metrics[0].type", id="metric-type-enum"),
     pytest.param(spec_with(["metrics", 0, "resource", "target", "type"], "Most"), "spec.metrics[0].resource.target.type",

@@ -67,8 +67,13 @@ UTIL = {"type": "Utilization", "averageUtilization": 50}
     # spec.minReplicas / maxReplicas
     pytest.param(spec(maxReplicas=0), "spec.maxReplicas: Invalid value: 0: spec.maxReplicas in body should be "
                  "greater than or equal to 1", id="max-at-least-1"),
-    pytest.param(spec(minReplicas=0), "spec.minReplicas: Invalid value: 0: spec.minReplicas in body should be "
-                 "greater than or equal to 1", id="min-at-least-1-without-scale-to-zero"),
+    pytest.param(spec(minReplicas=0, metrics=[pods(AVG)]), "spec.metrics: Forbidden: must specify at least one "
+                 "Object or External metric to support scaling to zero replicas",
+                 id="min-0-needs-an-object-or-external-metric"),
+    pytest.param(spec(minReplicas=0), "spec.metrics: Forbidden: must specify at least one Object or External metric "
+                 "to support scaling to zero replicas", id="min-0-with-the-default-cpu-metric"),
+    pytest.param(spec(minReplicas=-1), "spec.minReplicas: Invalid value: -1: spec.minReplicas in body should be "
+                 "greater than or equal to 0", id="min-not-negative"),
     pytest.param(spec(minReplicas=6), 'spec.maxReplicas: Invalid value: "object": must be greater than or equal '
                  "to `minReplicas`", id="max-below-min-names-maxReplicas"),
     # spec.scaleTargetRef
@@ -171,6 +176,8 @@ def test_what_upstream_refuses_is_refused_naming_the_field(schema, body, refusal
                  "spec.metrics[0].object.target.value", id="value-negative"),
     pytest.param(spec(metrics=[external({"type": "Value", "value": "0e3"})]),
                  "spec.metrics[0].external.target.value", id="value-zero-exponent"),
+    pytest.param(spec(minReplicas=0, metrics=[external({"type": "Value", "value": "10", "activationValue": "-1"})]),
+                 "spec.metrics[0].external.target.activationValue", id="activation-not-negative"),
     pytest.param(spec(behavior={"scaleUp": {"tolerance": "-0.05"}}), "spec.behavior.scaleUp.tolerance",
                  id="tolerance-negative"),
     pytest.param(spec(metrics=[metric("ContainerResource", containerResource={
@@ -202,6 +209,9 @@ def test_quantities_and_names_upstream_refuses_fail_their_pattern(schema, body, 
     pytest.param(spec(metrics=[object_metric({"type": "AverageValue", "averageValue": "2"},
                                              apiVersion="networking.k8s.io/v1", kind="Ingress")]), id="object"),
     pytest.param(spec(metrics=[external({"type": "Value", "value": "10"})]), id="external-value"),
+    pytest.param(spec(minReplicas=0, scaleToZero={"cooldownSeconds": 30},
+                      metrics=[pods(AVG), external({"type": "AverageValue", "averageValue": "10", "activationValue": "2"})]),
+                 id="scale-to-zero-with-an-external-metric"),
     pytest.param(spec(behavior={"scaleUp": {"tolerance": "0"}, "scaleDown": {"tolerance": 0}}), id="tolerance-0"),
     pytest.param(spec(behavior={"scaleUp": {"selectPolicy": "Disabled"}}), id="policies-left-to-the-defaults"),
 ])
