@@ -6,7 +6,7 @@ allowed without a call; non-resource requests to an always-allow path (`/healthz
 kube-apiserver. Allowed → continue; denied or no opinion → 403 Status worded like
 kube-apiserver; a review that cannot be made → 500 (the request must not be let through).
 
-Non-goals: caching (reviews.SubjectAccessReviewer caches), attribute derivation (requestinfo).
+Non-goals: caching (reviews.SubjectAccessReviewer caches), attribute derivation (kubecommon.requestinfo).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any, Protocol
 from kubecommon.kube.errors import KubeError
 from kubecommon.kube.identity import MASTERS_GROUP, UserInfo
 from kubecommon.kube.reviews import AccessDecision
-from adapter.server.requestinfo import RequestInfo, forbidden, review_spec
+from adapter.server.requestinfo import forbidden, review_spec
+from kubecommon.requestinfo import RequestInfo
 from kubecommon.status import InternalError
 
 __all__ = ["DEFAULT_ALWAYS_ALLOW_PATHS", "Authorizer", "path_always_allowed"]

@@ -17,7 +17,7 @@ from kubecommon.kube.identity import UserInfo
 from adapter.server import discovery_docs as docs
 from adapter.server.authn import Authenticator
 from adapter.server.authz import Authorizer
-from adapter.server.requestinfo import RequestInfo, derive_request_info
+from kubecommon.requestinfo import RequestInfo, derive_request_info
 from adapter.server.telemetry import Telemetry
 from kubecommon.lru import LRUCache
 

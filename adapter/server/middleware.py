@@ -28,7 +28,7 @@ from aiohttp import web
 from kubecommon.kube.identity import ANONYMOUS
 from adapter.server import discovery_docs, negotiation
 from adapter.server.context import CONTEXT, INFLIGHT, REQUEST_INFO, REQUEST_INFOS, USER, ServerContext
-from adapter.server.requestinfo import RequestInfo
+from kubecommon.requestinfo import RequestInfo
 from adapter.services import errors
 from kubecommon.status import (
     BadRequest,

@@ -13,12 +13,12 @@ from typing import Any
 
 from aiohttp import web
 
+from kubecommon.requestinfo import RequestInfo
 from kubecommon.selectors import SelectorError, selector_from_label_selector
 from kubecommon.status import BadRequest, Invalid, MethodNotAllowed, NotFound, success_status
 
 from . import conversion, listing, patch, reviews, tables
 from .http import json_response, raw_json, read_body, wants_table
-from .requestinfo import RequestInfo
 from .resources import ResourceType
 from .state import State
 from .store import Obj
@@ -45,7 +45,7 @@ def _out(rt: ResourceType, obj: Obj, status: int = 200, state: State | None = No
 
 
 async def handle(request: web.Request, state: State, info: RequestInfo) -> web.StreamResponse:
-    rt = state.types.lookup(info.group, info.version, info.resource)
+    rt = state.types.lookup(info.api_group, info.api_version, info.resource)
     if rt is None or len(info.parts) > 3:
         raise NotFound.for_path()
     namespace = info.namespace if rt.namespaced else ""

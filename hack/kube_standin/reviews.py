@@ -13,11 +13,11 @@ from typing import Any
 
 from aiohttp import web
 
+from kubecommon.requestinfo import RequestInfo
 from kubecommon.status import BadRequest, Invalid, NotFound
 
 from .http import json_response, read_body
 from .rbac import Attributes, UserInfo
-from .requestinfo import RequestInfo
 from .state import State
 
 GROUP_AUTHN = "authentication.k8s.io"

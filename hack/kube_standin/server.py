@@ -15,13 +15,13 @@ from typing import Any
 
 from aiohttp import web
 
+from kubecommon.requestinfo import RequestInfo, derive_request_info
 from kubecommon.status import Forbidden, InternalError, NotFound, StatusError
 
 from . import discovery, discovery_v2, openapi, openapi_pb, rest, reviews
 from .authn import service_account_user, with_authenticated
 from .http import check_accept, error_response, json_response, raw_json
 from .rbac import Attributes, UserInfo
-from .requestinfo import RequestInfo, request_info
 from .state import State
 
 log = logging.getLogger("kube_standin")
@@ -32,10 +32,10 @@ _HEALTH = ("/healthz", "/livez", "/readyz")
 
 
 def _attributes(user: UserInfo, info: RequestInfo) -> Attributes:
-    if not info.is_resource:
+    if not info.is_resource_request:
         return Attributes(user=user, verb=info.verb, resource_request=False, path=info.path)
     return Attributes(user=user, verb=info.verb, resource_request=True, namespace=info.namespace,
-                      group=info.group, resource=info.resource, subresource=info.subresource,
+                      group=info.api_group, resource=info.resource, subresource=info.subresource,
                       name=info.name)
 
 
@@ -86,7 +86,7 @@ def make_handler(state: State) -> Any:
             peer = request.transport.get_extra_info("peercert") if request.transport else None
             user = state.authn.authenticate(request.headers, peer)
             user = _impersonate(state, request, user)
-            info = request_info(request.method, request.path, request.query)
+            info = derive_request_info(request.method, request.path, request.query)
             attrs = _attributes(user, info)
             if not state.authz.authorize(attrs).allowed:
                 raise _forbidden(attrs)
@@ -104,7 +104,7 @@ def make_handler(state: State) -> Any:
 async def _route(request: web.Request, state: State, info: RequestInfo,
                  user: UserInfo) -> web.StreamResponse:
     agg = state.aggregator
-    if info.api_prefix == "apis" or (not info.is_resource and info.path.startswith("/apis/")):
+    if info.api_prefix == "apis" or (not info.is_resource_request and info.path.startswith("/apis/")):
         segs = [s for s in info.path.split("/") if s]
         if len(segs) >= 3:
             remote = agg.remote(segs[1], segs[2]) if agg else None
@@ -117,17 +117,17 @@ async def _route(request: web.Request, state: State, info: RequestInfo,
             return _aggregated_discovery(state, info.path.rstrip("/"), version)
     if request.method in ("GET", "HEAD") and not info.path.startswith("/openapi/"):
         check_accept(request)
-    if not info.is_resource:
+    if not info.is_resource_request:
         return _non_resource(request, state, info)
-    if info.group == "authentication.k8s.io" and info.resource in ("tokenreviews", "selfsubjectreviews") \
+    if info.api_group == "authentication.k8s.io" and info.resource in ("tokenreviews", "selfsubjectreviews") \
             and request.method == "POST" and len(info.parts) == 1:
         if info.resource == "tokenreviews":
             return await reviews.token_review(request, state)
         return await reviews.self_subject_review(request, user)
-    if info.group == "authorization.k8s.io" and request.method == "POST" and len(info.parts) == 1 \
+    if info.api_group == "authorization.k8s.io" and request.method == "POST" and len(info.parts) == 1 \
             and info.resource == "selfsubjectrulesreviews":
         return await reviews.self_subject_rules_review(request, state, user)
-    if info.group == "authorization.k8s.io" and request.method == "POST" and len(info.parts) == 1 \
+    if info.api_group == "authorization.k8s.io" and request.method == "POST" and len(info.parts) == 1 \
             and info.resource.endswith("subjectaccessreviews"):
         return await reviews.subject_access_review(request, state, info, user)
     return await rest.handle(request, state, info)

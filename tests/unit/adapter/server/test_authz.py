@@ -6,7 +6,7 @@ from kubecommon.kube.errors import KubeUnavailable
 from kubecommon.kube.identity import UserInfo
 from kubecommon.kube.reviews import AccessDecision
 from adapter.server.authz import Authorizer, path_always_allowed
-from adapter.server.requestinfo import derive_request_info
+from kubecommon.requestinfo import derive_request_info
 from kubecommon.status import Forbidden, InternalError
 
 

@@ -5,7 +5,8 @@ from aiohttp.test_utils import make_mocked_request
 
 from kubecommon.kube.identity import UserInfo
 from adapter.server.context import RequestInfos
-from adapter.server.requestinfo import derive_request_info, forbidden, review_spec
+from adapter.server.requestinfo import forbidden, review_spec
+from kubecommon.requestinfo import derive_request_info
 from kubecommon.status import InternalError
 
 CM = "/apis/custom.metrics.k8s.io"

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from kubecommon.kube.identity import UserInfo
 from adapter.server.negotiation import accepts_json
-from adapter.server.requestinfo import derive_request_info, forbidden, review_spec
+from adapter.server.requestinfo import forbidden, review_spec
+from kubecommon.requestinfo import derive_request_info
 from kubecommon.status import InternalError
 
 # An explicit alphabet (ASCII, separators, escapes, some non-ASCII) keeps Hypothesis from building
