@@ -19,7 +19,6 @@ Non-goals: starting the stack (hack/demo/served.py or a test does), asserting (t
 
 from __future__ import annotations
 
-import base64
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from hack.kube_standin.kubeconfig import token_and_ca
 from hack.stack import metrics_stack
 from hack.stack.controller_stack import (
     CRD_FILE,
@@ -88,9 +88,7 @@ def attach_stack(workdir: Path, exporter: SampleExporter, prometheus: LocalProme
     standin.kubectl("apply", "-f", str(CRD_FILE))
     wait_until(lambda: standin.kubectl("get", PLURAL, "-A", check=False).returncode == 0, timeout=30,
                what="the PromAutoscaler CRD served")
-    config = yaml.safe_load(standin.kubeconfig.read_text())
-    token = next(u["user"]["token"] for u in config["users"] if "token" in u["user"])
-    ca_pem = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"])
+    token, ca_pem = token_and_ca(standin.kubeconfig)
     return ControllerStack(workdir=workdir, exporter=exporter, prometheus=prometheus, standin=standin,
                            adapter=adapter, token=token, ca_pem=ca_pem)
 

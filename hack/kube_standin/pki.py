@@ -13,10 +13,11 @@ import base64
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 from kubecommon import tls
+
+from .kubeconfig import kubeconfig as kubeconfig_doc, write_kubeconfig as write_kubeconfig_file
 
 FRONT_PROXY_CLIENT = "front-proxy-client"
 CERT_USER = "standin-user"
@@ -87,34 +88,14 @@ def create(directory: Path, *, admin_token: str | None = None) -> Pki:
     return pki
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-def kubeconfig(pki: Pki, server: str, *, current: str = CONTEXT_ADMIN) -> dict[str, object]:
-    return {
-        "apiVersion": "v1", "kind": "Config", "preferences": {},
-        "clusters": [{"name": "standin", "cluster": {
-            "server": server, "certificate-authority-data": _b64(pki.ca.cert_pem)}}],
-        "users": [
-            {"name": "admin", "user": {"token": pki.admin_token}},
-            {"name": "cert-user", "user": {
-                "client-certificate-data": _b64(pki.cert_user.cert_pem),
-                "client-key-data": _b64(pki.cert_user.key_pem)}},
-        ],
-        "contexts": [
-            {"name": CONTEXT_ADMIN, "context": {"cluster": "standin", "user": "admin",
-                                                "namespace": "default"}},
-            {"name": CONTEXT_CERT, "context": {"cluster": "standin", "user": "cert-user",
-                                               "namespace": "default"}},
-        ],
-        "current-context": current,
-    }
+def kubeconfig(pki: Pki, server: str, *, current: str = CONTEXT_ADMIN) -> dict[str, Any]:
+    """The admin token user and the client-certificate user, one context each (namespace default)."""
+    cert_user = {"client-certificate-data": base64.b64encode(pki.cert_user.cert_pem).decode(),
+                 "client-key-data": base64.b64encode(pki.cert_user.key_pem).decode()}
+    return kubeconfig_doc(server, {"admin": {"token": pki.admin_token}, "cert-user": cert_user},
+                          ca_pem=pki.ca.cert_pem, contexts={CONTEXT_ADMIN: "admin", CONTEXT_CERT: "cert-user"},
+                          current=current, namespace="default")
 
 
 def write_kubeconfig(pki: Pki, server: str, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(yaml.safe_dump(kubeconfig(pki, server), sort_keys=False))
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    write_kubeconfig_file(path, kubeconfig(pki, server))

@@ -24,7 +24,6 @@ Non-goals: assertions (the tests make them), anything not on loopback.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import signal
@@ -37,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from hack.stack import metrics_stack
 from hack.stack.api_proxy import ApiProxy
@@ -45,6 +43,7 @@ from hack.stack.local_prometheus import LocalPrometheus
 from hack.stack.processes import free_port
 from hack.stack.processes import log_tail, spawn_logged, terminate
 from hack.stack.sample_exporter import SampleExporter
+from hack.kube_standin.kubeconfig import kubeconfig as make_kubeconfig, token_and_ca, write_kubeconfig
 from kubecommon.quantity import Quantity
 from kubecommon.tls import client_ssl_context
 
@@ -210,7 +209,7 @@ class ControllerStack:
             standin.wait_apiservices_available(metrics_stack.APISERVICE_NAMES)
             wait_until(lambda: standin.kubectl("get", PLURAL, "-A", check=False).returncode == 0,
                        timeout=30, what="the PromAutoscaler CRD served")
-            token, ca_pem = _credentials(standin.kubeconfig)
+            token, ca_pem = token_and_ca(standin.kubeconfig)
             return cls(workdir=workdir, exporter=exporter, prometheus=prometheus, standin=standin,
                        adapter=adapter, token=token, ca_pem=ca_pem)
         except BaseException:
@@ -237,7 +236,8 @@ class ControllerStack:
         workdir.mkdir(parents=True, exist_ok=True)
         proxy = ApiProxy(self.standin.url, ca_pem=self.ca_pem).start()
         kubeconfig = workdir / "kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump(_kubeconfig(proxy.url, self.token, proxy.ca_pem_served)))
+        write_kubeconfig(kubeconfig, make_kubeconfig(proxy.url, {"admin": {"token": self.token}}, cluster="proxy",
+                                                      ca_pem=proxy.ca_pem_served))
         port = free_port()
         flags = [f"--kubeconfig={kubeconfig}", "--metrics-bind-address=127.0.0.1", f"--metrics-port={port}",
                  f"--watch-namespace={namespace}",
@@ -346,18 +346,3 @@ def promautoscaler(namespace: str, name: str, *, target: Mapping[str, str], metr
 
 def _quantity(text: str) -> float:
     return Quantity.parse(text).as_float()
-
-
-def _credentials(kubeconfig: Path) -> tuple[str, bytes]:
-    config = yaml.safe_load(kubeconfig.read_text())
-    token = next(u["user"]["token"] for u in config["users"] if "token" in u["user"])
-    ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"])
-    return token, ca
-
-
-def _kubeconfig(server: str, token: str, ca_pem: bytes) -> dict[str, Any]:
-    cluster = {"server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()}
-    return {"apiVersion": "v1", "kind": "Config", "current-context": "proxy",
-            "clusters": [{"name": "proxy", "cluster": cluster}],
-            "users": [{"name": "admin", "user": {"token": token}}],
-            "contexts": [{"name": "proxy", "context": {"cluster": "proxy", "user": "admin"}}]}
