@@ -7,7 +7,8 @@ user's token, which the controller checks with the API server) and prints what a
 the outcome, each metric's value against its target and what it proposed, every step that
 changed the number and why the final count is what it is, the forecast's part (`status.prediction`
 while spec.prediction is not Off: each metric's forecast, what it asks for, whether it is
-trusted); for a previewed HPA, its own `status.desiredReplicas` next to ours; a sync that
+trusted), scale to zero's state (`lastDecision.scaleToZero`: idle, the cooldown's countdown, or
+what woke it); for a previewed HPA, its own `status.desiredReplicas` next to ours; a sync that
 decided no count (metrics or /scale unreadable) says so, and a conflicting autoscaler that kept
 a decision from being applied is named. `-o json` prints the document as read.
 
@@ -50,6 +51,8 @@ _WHY: dict[str, str] = {
     "Paused": "spec.paused is true: the replicas are held, nothing is written",
     str(Reason.SCALING_DISABLED): "the target is at 0 replicas with minReplicas > 0 (scaling disabled)",
     "ConflictingAutoscaler": "another autoscaler targets the same workload: nothing is written",
+    str(Reason.SCALED_TO_ZERO): "minReplicas 0: every activation metric is at or below its activation value, "
+    "so the target stays at 0 until one rises above it",
 }
 
 
@@ -98,6 +101,15 @@ def _prediction_lines(p: Mapping[str, Any]) -> list[str]:
         why = f"; {m['message']}" if m.get("message") else ""
         lines.append(f"  {m.get('name', '?')}: {head} ({', '.join(facts)}{why})")
     return lines
+
+
+def _zero_lines(zero: Any) -> list[str]:
+    """`lastDecision.scaleToZero`: idle, active or unread, with the cooldown's countdown while it runs."""
+    if not isinstance(zero, Mapping):
+        return []
+    left = f"; {zero['remainingSeconds']}s of the {zero.get('cooldownSeconds', '?')}s cooldown left" \
+        if "remainingSeconds" in zero else ""  # fmt: skip
+    return [f"Scale to zero ({zero.get('activity', '?')}{left}): {zero.get('why', '')}"]
 
 
 def _against_hpa(hpa_desired: Any, ours: Any) -> str:
@@ -150,6 +162,7 @@ def render(doc: Mapping[str, Any], *, title: str) -> str:
     prediction = doc.get("prediction")
     if isinstance(prediction, Mapping):
         lines += _prediction_lines(prediction)
+    lines += _zero_lines(last.get("scaleToZero"))
     steps: Sequence[Mapping[str, Any]] = last.get("steps") or ()
     changed = [s for s in steps if s.get("before") != s.get("after")]
     if changed:

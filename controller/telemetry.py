@@ -9,8 +9,8 @@ direction) and `error` (spec/internal/none) next to our `kind` and `result`;
 as `kubectl get hpa` shows them: each metric's value next to its target (`metric_value`,
 `metric_target`, in the target's unit: a percentage for Utilization), `min_replicas`/`max_replicas`,
 `desired_replicas`, `current_replicas`, and as KEDA per ScaledObject `paused` and
-`autoscaler_errors_total{error}`, and `prediction_*` (controller.telemetry_prediction), on the
-leader only; a deleted object's series go with
+`autoscaler_errors_total{error}`, `prediction_*` (controller.telemetry_prediction) and the scale-to-zero
+`idle_seconds` / `scaled_to_zero` (controller.telemetry_zero), on the leader only; a deleted object's series go with
 it, also when it is deleted during its sync. client-go's names too: `workqueue_depth`,
 `workqueue_adds_total`, `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
 `workqueue_retries_total` (name="promautoscaler", client-go's buckets), the stuck-worker gauges
@@ -45,6 +45,7 @@ from controller.reconcile import SyncOutcome
 from controller.reconcile_state import Result, SyncReport, WriteResult
 from controller.telemetry_prediction import PredictionGauges
 from controller.telemetry_series import ObjectGauge
+from controller.telemetry_zero import ZeroGauges
 
 __all__ = ["ControllerTelemetry", "Started"]
 
@@ -154,6 +155,7 @@ class ControllerTelemetry:
         self.checkpoints = Counter(f"{_NS}_shutdown_checkpoints", "Histories saved to status at shutdown.",
                                    registry=r)  # fmt: skip
         self.prediction = PredictionGauges(r, _NS)
+        self.zero = ZeroGauges(r, _NS)  # idle_seconds, scaled_to_zero (controller.telemetry_zero)
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # (id(metric), labels) -> child
         # per object: (desired, current, native HPA desired) last set on the per-object gauges
         self._shown: dict[ObjectKey, tuple[int | None, int, int | None]] = {}
@@ -203,6 +205,7 @@ class ControllerTelemetry:
         key = outcome.key
         self._show_metrics(key, report)
         self.prediction.show(key, report)
+        self.zero.show(key, d.zero)
         self._show_delay_ratio(key, report, failed=outcome.failed)
         hpa = report.autoscaler.status.desired_replicas if kind != "PromAutoscaler" else None
         # a preview claims no count it could not decide (None: the series is withdrawn)
@@ -265,6 +268,7 @@ class ControllerTelemetry:
         self._lateness.pop(key, None)
         self._regular.pop(key, None)
         self.prediction.forget(key)
+        self.zero.forget(key)
         _remove(self.delay_ratio, key.kind, key.namespace, key.name)
         shown = self._metrics_shown.pop(key, None)
         if shown is not None:

@@ -117,6 +117,7 @@ class ZeroStep:
     cooldown: int  # seconds
     remaining: float | None  # cooldown seconds left while counting down (None: not counting)
     why: str  # one line for the trace, `explain`, conditions and events
+    idle_for: float = 0.0  # seconds every activation metric has been at or below its activation value (0: not idle)
 
     @property
     def to_zero(self) -> bool:
@@ -125,7 +126,8 @@ class ZeroStep:
 
     def to_dict(self) -> dict[str, object]:
         return {"activity": str(self.activity), "atZero": self.at_zero, "wake": self.wake, "floor": self.floor,
-                "idleSince": self.idle_since, "cooldownSeconds": self.cooldown, "remainingSeconds": self.remaining,
+                "idleSince": self.idle_since, "idleSeconds": self.idle_for, "cooldownSeconds": self.cooldown,
+                "remainingSeconds": self.remaining,
                 "why": self.why,
                 "metrics": [{"index": r.index, "name": r.name, "value": r.value, "activation": r.activation,
                              "error": r.error} for r in self.readings]}  # fmt: skip
@@ -159,18 +161,20 @@ def zero_step(spec: AutoscalerSpec, *, current: int, observations: Sequence[Obse
         return ZeroStep(activity=Activity.UNKNOWN, readings=readings, at_zero=at_zero, wake=False,
                         floor=0 if at_zero else 1, idle_since=None, cooldown=cooldown, remaining=None, why=why)
     since = now if idle_since is None else min(idle_since, now)
+    idle_for = now - since
     idle_line = "; ".join(r.line() for r in readings)
     if at_zero:
         return ZeroStep(activity=Activity.IDLE, readings=readings, at_zero=True, wake=False, floor=0,
-                        idle_since=since, cooldown=cooldown, remaining=None, why=f"idle at 0: {idle_line}")
-    left = cooldown - (now - since)
+                        idle_since=since, cooldown=cooldown, remaining=None, why=f"idle at 0: {idle_line}",
+                        idle_for=idle_for)  # fmt: skip
+    left = cooldown - idle_for
     if left <= 0:
         why = f"idle for the whole cooldown of {cooldown}s: {idle_line}"
         return ZeroStep(activity=Activity.IDLE, readings=readings, at_zero=False, wake=False, floor=0,
-                        idle_since=since, cooldown=cooldown, remaining=0.0, why=why)
+                        idle_since=since, cooldown=cooldown, remaining=0.0, why=why, idle_for=idle_for)
     why = f"cooldown: {left:.0f}s of {cooldown}s left before 0 replicas ({idle_line})"
     return ZeroStep(activity=Activity.IDLE, readings=readings, at_zero=False, wake=False, floor=1,
-                    idle_since=since, cooldown=cooldown, remaining=left, why=why)
+                    idle_since=since, cooldown=cooldown, remaining=left, why=why, idle_for=idle_for)
 
 
 # What `decide` does with a `ZeroStep` (kept here so the rule reads in one place).

@@ -138,6 +138,11 @@ def last_decision(decision: Decision, specs: Sequence[MetricSpec], *, now: float
         out["rescaleReason"] = _clip(decision.rescale_reason)
     if decision.error:
         out["error"] = _clip(decision.error)
+    z = decision.zero
+    if z is not None:  # scale to zero: what the activation metrics said, the cooldown's countdown
+        out["scaleToZero"] = {"activity": str(z.activity), "why": _clip(z.why), "cooldownSeconds": z.cooldown,
+                              "idleSeconds": round(z.idle_for),
+                              **({} if z.remaining is None else {"remainingSeconds": round(z.remaining)})}
     metrics = [_metric_entry(m, specs) for m in decision.trace.metrics]
     steps = [_step_entry(s) for s in decision.trace.steps]
     return _bounded(out, metrics, steps) if bounded else {**out, "metrics": metrics, "steps": steps}
