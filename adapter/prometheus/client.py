@@ -3,7 +3,8 @@
 Instant queries, the call every metrics request makes, go over `http1`'s keep-alive pool (a third
 of aiohttp's client CPU per call, measured); series reads, health and anything `http1` does not
 cover (user info in the URL, compressed answers asked for, a redirect) over one pooled aiohttp
-`ClientSession`. Instant queries go as GET, or as a form POST when the URL
+`ClientSession`, whose redirects are followed by `redirects` (credentials and configured headers
+never leave `--prometheus-url`'s origin). Instant queries go as GET, or as a form POST when the URL
 would exceed `max_get_url_length` (or `--prometheus-verb=POST`, or after an HTTP 414). Series
 reads are always POSTed (selectors can be long) and decoded as a stream. Every call has a
 deadline that is also sent to Prometheus as `timeout`, so it stops work we no longer wait for.
@@ -33,6 +34,7 @@ from multidict import CIMultiDict
 from adapter.prometheus import bodies, errors, http1
 from adapter.prometheus.answers import query_samples
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
+from adapter.prometheus.redirects import request_following_redirects
 from adapter.prometheus.bodies import decode_body
 from adapter.prometheus.credentials import authorization
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError, check_series_item
@@ -81,6 +83,8 @@ class PrometheusClient:
         #: instant queries' own client (`http1`), when the URL and headers allow it; else aiohttp's
         self._exchange: http1.Exchange | None = None
         self._target_prefix = parts.path.rstrip("/")
+        #: headers only `--prometheus-url`'s origin gets: credentials and every --prometheus-header
+        self._sensitive = frozenset({"authorization", *(name.lower() for name, _ in settings.headers)})
 
     async def start(self) -> None:
         if self._session is not None:
@@ -108,8 +112,11 @@ class PrometheusClient:
         headers = CIMultiDict(s.headers)
         headers.setdefault("Accept-Encoding", "identity")
         headers.setdefault("User-Agent", USER_AGENT)
+        # The configured headers go with each request, not as the session's defaults, so that a
+        # redirect to another origin can leave them behind (`redirects`).
+        defaults = {name: headers[name] for name in ("Accept-Encoding", "User-Agent")}
         self._session = aiohttp.ClientSession(
-            connector=connector, headers=headers, raise_for_status=False,
+            connector=connector, headers=defaults, raise_for_status=False,
             read_bufsize=_READ_BUFSIZE,
         )
         self._exchange = _instant_query_exchange(s.url, headers, ssl_context, s.max_connections)
@@ -285,16 +292,15 @@ class PrometheusClient:
             raise errors.PrometheusError("client not started", path=path)
         url = self._endpoint + path
         encoded = self._with_base_query(params)
-        headers = self._auth_headers()
+        headers = {**dict(self.settings.headers), **self._auth_headers()}
         try:
             for attempt_post in self._verbs(path, encoded, force_post=force_post, get_only=get_only):
                 if attempt_post:
                     headers["Content-Type"] = "application/x-www-form-urlencoded"
-                    ctx = self._session.post(url, data=encoded, headers=headers,
-                                             timeout=self._timeout)
-                else:
-                    ctx = self._session.get(f"{url}?{encoded}", headers=headers,
-                                            timeout=self._timeout)
+                ctx = request_following_redirects(
+                    self._session, "POST" if attempt_post else "GET",
+                    url if attempt_post else f"{url}?{encoded}", data=encoded if attempt_post else None,
+                    headers=headers, sensitive=self._sensitive, timeout=self._timeout)
                 async with ctx as resp:
                     if resp.status == 414 and not attempt_post:
                         continue  # URI too long for something in between: retry as POST

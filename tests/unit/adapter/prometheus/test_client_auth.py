@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -129,3 +130,44 @@ async def test_bad_tls_files_fail_at_start(pki: dict[str, Path], tmp_path: Path,
     with pytest.raises(errors.PrometheusError, match="--prometheus-ca-file"):
         await client.start()
     await client.close()
+
+
+@pytest.mark.parametrize("path", ["series", "query"])
+async def test_a_redirect_to_another_origin_carries_no_credentials_or_configured_headers(
+    server: FakePromHTTP, tmp_path: Path, path: str
+) -> None:
+    """A proxy (or a compromised backend) pointing elsewhere learns neither the token nor the
+    tenant header nor any --prometheus-header; a redirect within the origin keeps them all."""
+    from aiohttp import web
+
+    from tests.fixtures.prom_http import Recorded
+
+    elsewhere = await FakePromHTTP().start()
+    try:
+        async def handler(req: Recorded) -> web.StreamResponse:
+            query = "" if req.method == "POST" else "?" + urlencode(list(req.params.items()))
+            if req.path.startswith("/moved/"):  # within the origin, then to another one
+                raise web.HTTPTemporaryRedirect(elsewhere.url + req.path.removeprefix("/moved") + query)
+            raise web.HTTPTemporaryRedirect("/moved" + req.path + query)
+
+        server.handler = handler
+        token = tmp_path / "token"
+        token.write_text("secret-token\n")
+        settings = PrometheusSettings(url=server.url, token_file=str(token),
+                                      headers=(("X-Scope-OrgID", "tenant-a"), ("X-Api-Key", "k")))
+        async with PrometheusClient(settings) as client:
+            if path == "series":
+                assert await client.series(["up"], start=0, end=1) == [{"__name__": "up", "job": "x"}]
+            else:
+                assert [s.value for s in await client.query("up + 0")] == [1.0]  # type: ignore[arg-type]
+        same_origin = [r for r in server.requests if r.path.startswith("/moved/")]
+        assert same_origin, "the redirect within the origin was followed"
+        for req in same_origin:
+            assert (req.headers["Authorization"], req.headers["X-Scope-OrgID"], req.headers["X-Api-Key"]) == (
+                "Bearer secret-token", "tenant-a", "k")
+        assert elsewhere.requests
+        for req in elsewhere.requests:
+            assert {"Authorization", "X-Scope-OrgID", "X-Api-Key"}.isdisjoint(req.headers)
+            assert req.params.get("match[]" if path == "series" else "query") == ("up" if path == "series" else "up + 0")
+    finally:
+        await elsewhere.stop()
