@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.algorithm.spec import MetricForecast
+import numpy as np
+
+from controller.algorithm.spec import MetricForecast, PredictionMode, PredictionSpec
+from controller.forecast import History, predict_metric
 from controller.history.source import FakeForecasts, NoHistory
 from controller.reconcile import Reconciler
 from tests.unit.controller.world import KEY, World, pas_json
@@ -45,3 +48,27 @@ async def test_without_prometheus_url_the_decision_says_why() -> None:
     assert outcome.report is not None and outcome.report.decision.prediction is not None
     (metric,) = outcome.report.decision.prediction.metrics
     assert (metric.forecast, metric.why) == (None, "no --prometheus-url: the controller cannot read history")
+
+
+async def test_too_little_history_gives_a_reactive_decision_and_a_condition_saying_why() -> None:
+    day = np.full(1440, 90_000.0)  # one day at 60 s of a level that would ask for 9 replicas (target 10)
+    history = History(start=1_800_000_000.0 - 86_400 + 60, step=60.0, values=day)
+    forecast, _ = predict_metric(history, None, now=1_800_000_000.0,
+                                 spec=PredictionSpec(mode=PredictionMode.ACTIVE, horizon_seconds=300))
+    assert forecast.value is None and forecast.history_seconds == 86_400, forecast
+    w = _world(FakeForecasts({KEY: (forecast,)}))
+    w.observe(60_000)  # 60 now: reacting asks for 6 of the 3 running
+    outcome = await w.sync()
+    assert w.replicas() == 6  # the reactive decision, not the 9 the day's level would give
+    assert outcome.report is not None and outcome.report.decision.prediction is not None
+    assert outcome.report.decision.prediction.replicas is None
+    assert w.condition("PredictionActive") == (False, "InsufficientHistory")
+    status = w.obj_json["status"]
+    [condition] = [c for c in status["conditions"] if c["type"] == "PredictionActive"]
+    assert "too little history yet to forecast" in condition["message"], condition
+    assert "scaling is reactive" in condition["message"], condition
+    prediction = status["prediction"]
+    assert (prediction["reason"], prediction["reactiveReplicas"]) == ("InsufficientHistory", 6), prediction
+    [metric] = prediction["metrics"]
+    assert metric["historySeconds"] == 86_400 and "forecast" not in metric, metric
+    assert metric["message"].startswith("too little history: 24.0 h of samples"), metric
