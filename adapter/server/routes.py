@@ -17,6 +17,7 @@ from adapter.server.context import (CONTEXT, INFLIGHT, KEPT_REQUEST_INFOS, REQUE
                                     RequestInfos, ServerContext)
 from adapter.server.handlers import discovery, health, metrics, openapi
 from adapter.server.middleware import MIDDLEWARES
+from adapter.server.parse_errors import StatusAppRunner
 
 if TYPE_CHECKING:
     from adapter.services.custom_metrics import CustomMetricsService
@@ -67,4 +68,4 @@ def build_app(ctx: ServerContext, services: Services) -> web.Application:
 def make_runner(app: web.Application, *, idle_timeout: float = IDLE_TIMEOUT) -> web.AppRunner:
     """The runner the adapter serves `app` with: an idle connection, or one whose request headers
     have not fully arrived, is closed after `idle_timeout` (a request being answered is not)."""
-    return web.AppRunner(app, access_log=None, shutdown_timeout=5.0, keepalive_timeout=idle_timeout)
+    return StatusAppRunner(app, access_log=None, shutdown_timeout=5.0, keepalive_timeout=idle_timeout)
