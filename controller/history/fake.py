@@ -2,7 +2,8 @@
 
 Each PromQL text maps to series: labels and a function of time giving the sample (None: no
 sample). `fetch` answers every chunk as Prometheus would (one sample per tick) and counts the
-range queries; `down` makes every read fail as an unreachable Prometheus does.
+range queries (`combine`: one per chunk for all the jobs, as `PrometheusHistory` asks them);
+`down` makes every read fail as an unreachable Prometheus does.
 
 Non-goals: PromQL evaluation. No I/O.
 """
@@ -41,12 +42,15 @@ class FakeHistoryReader:
         self.series_queries.extend(queries)
         return {q: self.shapes.get(q, ()) for q in queries}
 
-    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = 5_000) -> None:
-        for job in jobs:
+    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = 5_000,
+                    combine: bool = False) -> None:
+        for n, job in enumerate(jobs):
             for start, end in chunks(grid, chunk_points):
                 if self.down:
                     raise HistoryError(f"{job.what}: Prometheus at http://fake did not answer: connection refused")
-                self.range_queries.append((job.promql, start, end))
+                if not combine or n == 0:
+                    self.range_queries.append((" or ".join(j.promql for j in jobs) if combine else job.promql,
+                                               start, end))
                 job.consume(self._answer(job.promql, grid, start, end))
 
     def _answer(self, promql: str, grid: Grid, start: float, end: float) -> list[Series]:

@@ -11,12 +11,13 @@ the sum of the series (what the HPA sums).
 
 Reads: the first is one chunked range read over the lookback (series discovery first, shared by
 every object asking for the same `seriesQuery` within `SHAPES_TTL`); after it, at most one
-incremental read per object per `refresh` (`--history-refresh`, by default `REFRESH_SECONDS`; from
-the last ticks to now, re-reading `OVERLAP_TICKS` that Prometheus may not have had yet), appended,
-the oldest ticks dropped. Reads are async with timeouts, one in flight per object shared by
-every caller (`SingleFlight`, which also lets a caller give up without cancelling the read). A
-failed read keeps the last good history and records the error; it is retried after `refresh`,
-never sooner.
+incremental read per object per `refresh` (`--history-refresh`, by default `REFRESH_SECONDS`;
+from the last ticks to now, re-reading `OVERLAP_TICKS` that Prometheus may not have had yet),
+appended, the oldest ticks dropped. A read asks one range query per chunk for all the object's
+metrics (`PrometheusHistory.fetch(combine=True)`), so k metrics cost one query a refresh, not k.
+Reads are async with timeouts, one in flight per object shared by every caller (`SingleFlight`,
+which also lets a caller give up without cancelling the read). A failed read keeps the last good
+history and records the error; it is retried after `refresh`, never sooner.
 
 `LiveForecasts` is the `ForecastSource` the reconciler calls: the object's histories (waiting at
 most `wait` seconds, else the last ones held) into `controller.forecast.predict_metric`, with one
@@ -63,7 +64,8 @@ class HistoryReader(Protocol):
     async def series_shapes(self, queries: Sequence[str], start: float, end: float
                             ) -> dict[str, tuple[tuple[str, frozenset[str]], ...]]: ...
 
-    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = ...) -> None: ...
+    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = ...,
+                    combine: bool = ...) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -252,7 +254,7 @@ class HistoryStore:
                 jobs.append(Job(what=f"{q.spec.type} {q.spec.name}: {q.promql}", promql=q.promql, consume=acc.add))
         if not jobs:
             return
-        await self._reader.fetch(jobs, grid, chunk_points=self._chunk_points)
+        await self._reader.fetch(jobs, grid, chunk_points=self._chunk_points, combine=True)
         for i, q in enumerate(queries):
             if isinstance(q, MetricQuery):
                 new = window.from_fold(folds[_key(q)].history(), grid)

@@ -11,6 +11,12 @@ chunked range queries, 4 in flight) both take 0.8 s wall and 0.35 s CPU, since P
 bottleneck; aiohttp needs no thread pool, is the project's HTTP client already, and keeps the
 contract that holds the synchronous clients out of `controller`.
 
+`combine=True` (the live controller: one object's metrics) asks one range query per chunk for
+every job: `label_replace(q0, "prom_autoscaler_query", "0", "", "") or label_replace(q1, ...)`,
+each series handed back to its job's `consume` without that label (`combined`), so an object
+with k metrics costs one query a refresh, not k (one failing query fails them all, as one
+failed job already failed the whole read).
+
 Prometheus' `warnings` (a partial answer when a store is down behind Thanos or Mimir) do not stop
 the run: they are kept, per query, for the report.
 
@@ -31,9 +37,10 @@ import orjson
 
 from controller.history.fold import Grid, Series
 
-__all__ = ["HistoryError", "Job", "PrometheusHistory", "authorization", "chunks"]
+__all__ = ["COMBINED_LABEL", "HistoryError", "Job", "PrometheusHistory", "authorization", "chunks", "combined"]
 
 MAX_POINTS_PER_QUERY = 11_000
+COMBINED_LABEL = "prom_autoscaler_query"  # which job of a combined query a series answers
 
 
 class HistoryError(RuntimeError):
@@ -45,6 +52,27 @@ class Job:
     what: str  # a person's name for the query, for progress and errors
     promql: str
     consume: Callable[[Iterable[Series]], None]
+
+
+def combined(jobs: Sequence[Job]) -> Job:
+    """One job asking every job's query at once; each answer's series go back to their own job
+    (every job's `consume` called once per answer, as a chunk of its own would call it)."""
+    if len(jobs) == 1:
+        return jobs[0]
+    promql = " or ".join(f'label_replace(({j.promql}), "{COMBINED_LABEL}", "{i}", "", "")' for i, j in enumerate(jobs))
+
+    def consume(series: Iterable[Series]) -> None:
+        parts: list[list[Series]] = [[] for _ in jobs]
+        for labels, values in series:
+            index = labels.get(COMBINED_LABEL, "")
+            if not index.isdigit() or int(index) >= len(jobs):
+                raise ValueError(f"Prometheus answered series {dict(labels)} of a combined query without its "
+                                 f"{COMBINED_LABEL} label")
+            parts[int(index)].append(({k: v for k, v in labels.items() if k != COMBINED_LABEL}, values))
+        for job, part in zip(jobs, parts, strict=True):
+            job.consume(part)
+
+    return Job(what="; ".join(j.what for j in jobs), promql=promql, consume=consume)
 
 
 def chunks(grid: Grid, chunk_points: int) -> list[tuple[float, float]]:
@@ -143,8 +171,12 @@ class PrometheusHistory:
         answers = await asyncio.gather(*(one(q) for q in queries))
         return dict(zip(queries, answers, strict=True))
 
-    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = 5_000) -> None:
-        """Run every job over the grid, chunked; each answer goes to its job's `consume`."""
+    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = 5_000,
+                    combine: bool = False) -> None:
+        """Run every job over the grid, chunked (`combine`: all in one query per chunk); each
+        answer goes to its job's `consume`."""
+        if combine and len(jobs) > 1:
+            jobs = [combined(jobs)]
         parts = chunks(grid, chunk_points)
         total = len(parts) * len(jobs)
         done = 0

@@ -5,13 +5,15 @@ Three days of a daily cycle at 60 s for two pods of Deployment `web` (and a pod 
 sync every 15 s for ten minutes makes at most one range query per minute; an unreachable
 Prometheus (a real refused connection) keeps the last good history, says why, is not retried
 within the minute, and the history catches up once Prometheus answers again; the forecast source
-turns the history into forecasts.
+turns the history into forecasts; an object with two metrics makes one range query per refresh
+(counted by Prometheus itself), each metric's history its own.
 """
 
 from __future__ import annotations
 
 import math
 import socket
+import urllib.request
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +27,7 @@ from controller.history.live import HistoryStore, LiveForecasts
 from controller.history.prometheus import Job, PrometheusHistory, chunks
 from controller.kube.objects import API_VERSION, KIND, Autoscaler, autoscaler_from_object
 from hack.stack.backfill import BackfilledPrometheus, openmetrics
+from hack.stack.controller_stack import parse_metrics
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -50,6 +53,7 @@ def _history() -> str:
     ticks = range(T0, NOW + 20 * 60, STEP)  # 20 minutes past NOW: what the incremental reads find
     series = [("lv_requests", {"namespace": "live", "pod": pod}, [(t, _per_pod(t)) for t in ticks]) for pod in PODS]
     series.append(("lv_requests", {"namespace": "live", "pod": "web-worker-5c4d-q1w2e"}, [(t, 1000.0) for t in ticks]))
+    series += [("lv_inflight", {"namespace": "live", "pod": pod}, [(t, 3.0) for t in ticks]) for pod in PODS]
     return openmetrics(series)
 
 
@@ -76,9 +80,11 @@ class _Counting:
                             ) -> dict[str, tuple[tuple[str, frozenset[str]], ...]]:
         return await self._reader.series_shapes(queries, start, end)
 
-    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = 5_000) -> None:
-        self.range_queries += [c for _job in jobs for c in chunks(grid, chunk_points)]
-        await self._reader.fetch(jobs, grid, chunk_points=chunk_points)
+    async def fetch(self, jobs: Sequence[Job], grid: Grid, *, chunk_points: int = 5_000,
+                    combine: bool = False) -> None:
+        self.range_queries += [c for _job in jobs[:1] if combine for c in chunks(grid, chunk_points)]
+        self.range_queries += [c for _job in jobs if not combine for c in chunks(grid, chunk_points)]
+        await self._reader.fetch(jobs, grid, chunk_points=chunk_points, combine=combine)
 
 
 def _closed_port() -> int:
@@ -94,12 +100,13 @@ async def reader(prometheus: BackfilledPrometheus) -> AsyncIterator[_Counting]:
         yield _Counting(up=up, down=down)
 
 
-def _obj(lookback: int = 2 * DAY) -> Autoscaler:
+def _obj(lookback: int = 2 * DAY, metrics: Sequence[str] = ("lv_requests",)) -> Autoscaler:
     return autoscaler_from_object({
         "apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "web", "namespace": "live", "uid": "u1"},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 10,
-                 "metrics": [{"type": "Pods", "pods": {"metric": {"name": "lv_requests"},
-                                                       "target": {"type": "AverageValue", "averageValue": "10"}}}],
+                 "metrics": [{"type": "Pods", "pods": {"metric": {"name": name},
+                                                       "target": {"type": "AverageValue", "averageValue": "10"}}}
+                             for name in metrics],
                  "prediction": {"mode": "ForecastOnly", "lookbackSeconds": lookback}}})
 
 
@@ -122,6 +129,30 @@ async def test_first_read_then_at_most_one_range_query_per_minute(reader: _Count
     (h,) = view.histories
     assert h is not None and (h.count, h.end) == (2 * DAY // STEP, NOW + 600)
     np.testing.assert_allclose(h.values, _expected(h.start, h.count), atol=len(PODS))
+
+
+def _range_queries_served(prometheus: BackfilledPrometheus) -> float:
+    with urllib.request.urlopen(f"{prometheus.url}/metrics", timeout=10) as resp:
+        samples = parse_metrics(resp.read().decode())
+    return sum(v for (name, labels), v in samples.items()
+               if name == "prometheus_http_requests_total" and ("handler", "/api/v1/query_range") in labels)
+
+
+async def test_an_objects_metrics_share_one_range_query_per_refresh(reader: _Counting,
+                                                                     prometheus: BackfilledPrometheus) -> None:
+    store = HistoryStore(reader, RULES, rules_path="rules.yaml")
+    obj = _obj(metrics=("lv_requests", "lv_inflight"))
+    before = _range_queries_served(prometheus)
+    view = await store.read(obj, NOW)
+    assert _range_queries_served(prometheus) - before == 2  # a day per range query, both metrics in each
+    for t in range(15, 600 + 1, 15):  # ten minutes of 15 s syncs
+        view = await store.read(obj, NOW + t)
+    assert _range_queries_served(prometheus) - before == 2 + 10  # one per minute for the two metrics
+    requests, inflight = view.histories
+    assert view.error is None and requests is not None and inflight is not None
+    assert (requests.count, requests.end) == (inflight.count, inflight.end) == (2 * DAY // STEP, NOW + 600)
+    np.testing.assert_allclose(requests.values, _expected(requests.start, requests.count), atol=len(PODS))
+    np.testing.assert_allclose(inflight.values, np.full(inflight.count, 3000.0 * len(PODS)))  # web's pods only
 
 
 async def test_an_outage_keeps_the_last_good_history_and_it_catches_up(reader: _Counting) -> None:
