@@ -91,6 +91,11 @@ def summary_rows(report: Report) -> list[tuple[str, list[str]]]:
         ("time at minReplicas", [fmt_seconds(x.seconds_at_min) for x in s]),
         ("syncs held: metrics missing or failed", [str(x.blocked_ticks) for x in s]),
     ]
+    if any(r.timeline.spec.min_replicas == 0 for r in report.runs):  # scale to zero
+        rows.append(("time at 0 replicas", [fmt_seconds(x.seconds_at_zero) for x in s]))
+        if len(s) == 2:  # --compare: against the other spec (e.g. the same one with minReplicas 1)
+            rows.append(("replica-hours saved against the other spec",
+                         [_num(other.replica_hours - x.replica_hours) for x, other in zip(s, s[::-1], strict=True)]))
     if any(r.timeline.horizon for r in report.runs):
         rows.append(("syncs raised by the forecast", [str(sum(r.timeline.predicted)) if r.timeline.horizon else "-"
                                                       for r in report.runs]))

@@ -12,7 +12,7 @@ next tick, the last one until `--to`), so a figure never exceeds the range it co
   replicas needed (every metric at its target plus the tolerance: a shortfall the HPA accepts is
   none) minus the ready replicas, when positive, over time; over-provisioning: ticks where
   every metric that could be read is below its target;
-* time at maxReplicas and at minReplicas;
+* time at maxReplicas and at minReplicas, and at 0 replicas (scale to zero: `minReplicas: 0`);
 * against the recorded replicas (when known): how many steps had a different count, the time
   above and below it, and each run of differing steps;
 * nodes: with node allocatable and pod requests, nodes = ceil(replicas / pods per node), where a
@@ -66,6 +66,7 @@ class Summary:
     seconds_at_max: float
     seconds_at_min: float
     blocked_ticks: int
+    seconds_at_zero: float = 0.0  # scale to zero: time the replay held 0 replicas
     peak_nodes: int | None
     node_hours: float | None
     steps_differing: int | None = None  # ticks whose count differs from the recorded one (None: unknown)
@@ -117,6 +118,7 @@ def summarize(t: Timeline, model: LoadModel, *, flap_window: float,
         seconds_at_max=_weighted([r >= spec.max_replicas for r in reps], spans),
         seconds_at_min=_weighted([r <= low and (r > 0 or low == 0) for r in reps], spans),  # 0 < min: disabled
         blocked_ticks=sum(1 for b in t.limited_by if b == "blocked"),
+        seconds_at_zero=_weighted([r == 0 for r in reps], spans),
         peak_nodes=max(nodes) if nodes else None,
         node_hours=_weighted(nodes, spans) / 3600.0 if nodes else None,
         **_against_actual(t, actual, spans),
