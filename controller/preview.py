@@ -33,7 +33,8 @@ from controller.kube.objects import HPA_KIND, KIND, Mode
 from controller.kube.prediction_status import prediction_json
 from controller.kube.ports import ObjectKey
 from kubecommon.kubetime import format_time
-from controller.reconcile_state import CONFLICTING_AUTOSCALER, SyncReport
+from controller.kube.status import CONFLICTING_AUTOSCALER
+from controller.report import SyncReport
 
 __all__ = ["decision_document", "decision_lookup", "resolve_kind"]
 

@@ -1,23 +1,23 @@
-"""One sync of one autoscaler: read the target, its pods and metrics, decide, write, record.
+"""One sync of one autoscaler: read the target, its pods and metrics, decide, then do what the
+gates allow.
 
-Order (upstream `reconcileAutoscaler`, through ports only, no HTTP here):
-1. GET `/scale`; a failure is `failed_get_scale` (no scaling on data that could not be read);
-2. pods from the watch cache by the scale's selector (missing/invalid selector, or pods another
-   autoscaler of the same kind also selects → `SelectorProblem`, upstream's AmbiguousSelector);
-3. every metric of the object fetched *concurrently* (upstream fetches one after another);
-4. `decide`; then the gates: `spec.paused` holds the replicas (condition and event `Paused`, our
-   addition), Preview mode and a conflicting autoscaler write nothing to `/scale` (Preview emits
-   `PreviewRescale`; a conflict sets `ScalingActive=False/ConflictingAutoscaler` and a Warning);
-5. otherwise, when the decision asks for it, PUT `/scale` (409s retried by the client) and
-   `complete` with the outcome;
-6. events through the sink (one the object emitted less than half a period ago is not repeated:
-   a retry after a failure comes sooner than upstream's next sync); the history kept in memory;
-   status written only when `plan_status_write` says so (changes, new outcome, every scale
-   write, else a history checkpoint at most once per interval).
-`is_leader()` is checked before every write; a replica that lost its Lease mid-sync writes nothing. The first sync
-after start or leadership gain restores the history from the status checkpoint and emits `StateRestored` once. Native
-HPAs (preview) run the same steps with no writes and no events. `sync_invalid` is the sync of a PromAutoscaler whose
-stored spec breaks an HPA validation rule: no reads, no scaling; status and one Warning say why (`InvalidSpec`).
+`Reconciler.sync` in order (upstream `reconcileAutoscaler`, through ports only, no HTTP here):
+1. the gates (`controller.gates.Gates`: native preview, paused, conflict, preview), once;
+2. the first sync after start or leadership gain restores the history from the status
+   checkpoint (`StateRestored`, once);
+3. read and decide: GET `/scale` (a failure is `failed_get_scale`: no scaling on data that could
+   not be read); pods from the watch cache by the scale's selector (missing/invalid selector, or
+   pods another autoscaler of the same kind also selects: `SelectorProblem`, upstream's
+   AmbiguousSelector); every metric fetched concurrently, unless a range rule needs none; `decide`;
+4. act: when the decision asks for a write and no gate holds it, PUT `/scale` (409s retried by the
+   client) and `complete` with the outcome; a held preview shows what it would scale to;
+5. remember: the history and the report (`controller.reconcile_state.ObjectState`);
+6. a native HPA stops here (no writes, no events); a PromAutoscaler writes its status when
+   `plan_status_write` says so and emits its events (one it emitted less than half a period ago is
+   not repeated: a retry after a failure comes sooner than upstream's next sync).
+Leadership is asked before every write: a replica that lost its Lease mid-sync writes nothing.
+`sync_invalid` is the sync of a PromAutoscaler whose stored spec breaks an HPA validation rule: no
+reads, no scaling; status and one Warning say why (`InvalidSpec`).
 
 Non-goals: scheduling (controller.run), status JSON (controller.kube.status), conflict detection
 (controller.conflicts), telemetry (the caller reads the returned `SyncOutcome`).
@@ -32,48 +32,32 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from controller.algorithm import ControllerConfig, Decision, Outcome, complete, decide, failed_get_scale
+from controller.algorithm import ControllerConfig, Decision, complete, decide, failed_get_scale
 from controller.algorithm.behavior import ScaleHistory
-from controller.algorithm.conditions import Event, EventReason, EventType, event_rescale
+from controller.algorithm.conditions import Event, EventReason, EventType
+from controller.algorithm.history_rules import shadow_history_until
 from controller.algorithm.pods import PodInfo
-from controller.algorithm.history_rules import restorable, shadow_history_until, with_builtin_rescale
+from controller.algorithm.range_rules import needs_metrics
 from controller.algorithm.shell import sync_input
 from controller.algorithm.spec import FetchFailure, Observation, ScaleTarget, SelectorProblem
-from controller.algorithm.range_rules import needs_metrics
+from controller.gates import Gates
 from controller.history.source import ForecastSource, forecasts_for
-from controller.kube.objects import KIND, Autoscaler, Mode
-from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter
-from controller.metrics.source import MetricQuery, MetricsSource
 from controller.kube.last_decision import limiting_reason
-from controller.kube.status import StatusDraft, invalid_spec_status, plan_status_write
-from controller.reconcile_state import (CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition,
-                                        ObjectState, PodClaims, Result, SyncReport, WriteResult, overlay_conditions,
-                                        paused_in_status, unrepeated, forecast_events)  # fmt: skip
+from controller.kube.objects import KIND, Autoscaler
+from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter
+from controller.kube.status import StatusDraft, invalid_spec_status, paused_in_status, plan_status_write
+from controller.metrics.source import MetricQuery, MetricsSource
+from controller.reconcile_state import ObjectState, PodClaims
+from controller.report import Result, SyncOutcome, SyncReport, WriteResult
 from kubecommon.kube.errors import KubeAPIError, KubeError
 from kubecommon.selectors import SelectorError
 
-__all__ = ["InvalidAutoscaler", "Reconciler", "SyncOutcome"]
+__all__ = ["InvalidAutoscaler", "Reconciler"]
 
 _log = logging.getLogger(__name__)
 # An event this object emitted less than this share of its sync period ago is not emitted again (a
 # retry after a failure); regular syncs, at least half a period apart, emit each time as upstream.
 REPEAT_WINDOW = 0.5
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SyncOutcome:
-    key: ObjectKey
-    result: Result
-    scale_write: WriteResult = WriteResult.NONE
-    status_write: WriteResult = WriteResult.NONE
-    report: SyncReport | None = None
-    error: str | None = None
-
-    @property
-    def failed(self) -> bool:
-        """Retry sooner than the period (the queue's rate limiter decides how much sooner)."""
-        return (self.result in (Result.BLOCKED, Result.FAILED_GET_SCALE, Result.WRITE_FAILED)
-                or self.status_write is WriteResult.ERROR)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,14 +70,6 @@ class InvalidAutoscaler:
     spec_json: Any  # the spec as stored (to tell a status-only change from an edit)
     status_json: Mapping[str, Any]
     error: str  # the field and upstream's message
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Read:
-    """What the sync could read: the scale (None: failed) and the algorithm's input."""
-
-    decision: Decision
-    scale: ScaleInfo | None
 
 
 class Reconciler:
@@ -141,46 +117,23 @@ class Reconciler:
 
     # --- one sync ------------------------------------------------------------------------------
     async def sync(self, obj: Autoscaler, *, conflict: str | None = None) -> SyncOutcome:
+        """One sync of `obj`; `conflict`: why another autoscaler targets the same workload."""
+        gates = Gates.of(obj, conflict)
         state = self._states.setdefault(obj.key, ObjectState())
-        shadow = obj.key.kind != KIND  # a native HPA: decide only
-        restored_event = () if shadow else self._restore(obj, state)
-        read = await self._read_and_decide(obj, state)
-        decision = read.decision
-        extra = _extra_conditions(obj, decision, conflict)
-        hold = _hold_result(obj, conflict)
-        scale_write = WriteResult.NONE
-        if decision.write and hold is None and not shadow:
-            decision, scale_write = await self._write_scale(obj, decision, read.scale)
-        elif decision.write and (hold is Result.PREVIEW or (hold is Result.CONFLICT and obj.mode is Mode.PREVIEW)):
-            # status shows what it would scale to (also next to the HPA it is to replace)
-            decision = replace(decision, status=replace(decision.status, desired_replicas=decision.desired_replicas))
+        restored = () if gates.native else self._restore(obj, state)
+        decision, scale = await self._read_and_decide(obj, state, native=gates.native)
+        decision, scale_write = await self._act(obj, gates, decision, scale)
         if scale_write is WriteResult.SKIPPED_NOT_LEADER:
             return SyncOutcome(key=obj.key, result=Result.NOT_LEADER, scale_write=scale_write)
-        state.history = decision.history
-        if shadow and state.history_since is None and decision.history is not None:
-            state.history_since = self._clock()  # the preview's history starts now, the HPA's did not
-        if read.scale is not None:  # the initial-recommendation rule needed the current count
-            state.fresh_restore = False
-        report = SyncReport(autoscaler=obj, decision=decision, extra_conditions=extra,
-                            limiting_reason=limiting_reason(decision, paused=obj.paused),
-                            now=self._clock(), history_since=state.history_since,
-                            history_until=None if state.history_since is None else shadow_history_until(
-                                state.history_since, obj.spec.behavior,
-                                downscale_stabilization=self._config.downscale_stabilization))  # fmt: skip
-        state.last_report = report
-        result = hold or _result(decision)
-        if shadow:
+        report = self._remember(obj, state, gates, decision, scale_read=scale is not None)
+        result = gates.hold or Result.of(decision)
+        if gates.native:  # decide only: the built-in controller writes
             return SyncOutcome(key=obj.key, result=result, report=report, error=decision.error)
-        events = (*restored_event, *decision.events, *self._gate_events(obj, state, decision, conflict))
-        status_write = await self._maybe_write_status(obj, state, report, scale_written=scale_write
-                                                      is WriteResult.SUCCESS)  # fmt: skip
-        if status_write is WriteResult.ERROR:
-            events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_UPDATE_STATUS,
-                             message=state.status_error),)  # fmt: skip
-        if self._is_leader():  # also a sync with no events: an event that comes back is news
-            events = unrepeated(state, events, now=self._clock(), within=obj.sync_period_seconds * REPEAT_WINDOW)
-            if events:
-                self._events.emit(obj.key, obj.uid, events)
+        events = (*restored, *decision.events, *state.announce_pause(obj.paused, holding=decision.current_replicas),
+                  *gates.events(decision), *state.announce_forecast(obj.status_json, decision))  # fmt: skip
+        status_write = await self._maybe_write_status(obj, state, report,
+                                                      scale_written=scale_write is WriteResult.SUCCESS)  # fmt: skip
+        self._emit(obj, state, events, status_write, within=obj.sync_period_seconds * REPEAT_WINDOW)
         return SyncOutcome(key=obj.key, result=result, scale_write=scale_write, status_write=status_write,
                            report=report, error=decision.error)  # fmt: skip
 
@@ -197,17 +150,13 @@ class Reconciler:
         status_write = WriteResult.NONE
         if plan_status_write(previous, new, now=now) is not None:
             status_write = await self._write_status(obj.key, state, new, history=None)
-        events: tuple[Event, ...] = (Event(type=EventType.WARNING, reason=EventReason.INVALID_SPEC, message=obj.error),)
-        if status_write is WriteResult.ERROR:
-            events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_UPDATE_STATUS,
-                             message=state.status_error),)  # fmt: skip
-        if self._is_leader():
-            events = unrepeated(state, events, now=now, within=math.inf)
-            if events:
-                self._events.emit(obj.key, obj.uid, events)
+        events = (Event(type=EventType.WARNING, reason=EventReason.INVALID_SPEC, message=obj.error),)
+        self._emit(obj, state, events, status_write, within=math.inf, now=now)
         return SyncOutcome(key=obj.key, result=Result.BLOCKED, status_write=status_write, error=obj.error)
 
+    # --- the steps of a sync ---------------------------------------------------------------------
     def _restore(self, obj: Autoscaler, state: ObjectState) -> tuple[Event, ...]:
+        """The first sync in this process: take the history from the status checkpoint."""
         if state.restored:
             return ()
         state.restored = True
@@ -226,42 +175,42 @@ class Reconciler:
                    f"scale-down events")  # fmt: skip
         return (Event(type=EventType.NORMAL, reason=EventReason.STATE_RESTORED, message=message),)
 
-    async def _read_and_decide(self, obj: Autoscaler, state: ObjectState) -> _Read:
+    async def _read_and_decide(self, obj: Autoscaler, state: ObjectState, *,
+                               native: bool) -> tuple[Decision, ScaleInfo | None]:  # fmt: skip
+        """The decision on what could be read, and the scale (None: it could not be read)."""
         ns = obj.key.namespace
         try:
             scale = await self._scale.get(ns, obj.target)
         except KubeError as err:
             _log.debug("%s %s: scale not read: %s", obj.key.kind, obj.key, err)
-            return _Read(decision=failed_get_scale(obj.status, _api_text(err), now=self._clock(),
-                                                   history=state.history), scale=None)  # fmt: skip
+            return failed_get_scale(obj.status, _api_text(err), now=self._clock(), history=state.history), None
         now = self._clock()
-        history = state.history
-        if obj.key.kind != KIND and state.last_report is not None:  # a native HPA: its own rescales count
-            history = with_builtin_rescale(history, before=state.last_report.autoscaler.status, status=obj.status,
-                                           behavior=state.last_report.decision.effective_behavior)  # fmt: skip
+        last = state.last_report  # a native HPA: its own rescale since our last sync counts
+        native_before = (last.autoscaler.status, last.decision.effective_behavior) if native and last else None
         target = ScaleTarget(spec_replicas=scale.spec_replicas, status_replicas=scale.status_replicas)
-        pods, problem = self._select_pods(ns, scale.selector)
-        if problem is None:
-            names = frozenset(p.name for p in pods)
-            others = self._claims.claim(obj.key.kind, ns, obj.key.name, names)
-            if others:
-                own = f"{ns}/{obj.key.name}"
-                problem = SelectorProblem.ambiguous(scale.selector, tuple(sorted((own, *others))))
+        pods, problem = self._select_pods(obj.key, scale.selector)
         observations: tuple[Observation, ...] = ()
         if problem is None and needs_metrics(obj.spec, target):
             observations = await self._observe_all(ns, obj, scale.selector)
-        inp = sync_input(obj.spec, scale=target, now=now, status=obj.status, history=history,
+        inp = sync_input(obj.spec, scale=target, now=now, status=obj.status, history=state.history,
                          restored=state.fresh_restore, pods=pods, observations=observations, selector_problem=problem,
-                         namespace=ns, forecasts=await forecasts_for(self._forecasts, obj, now))  # fmt: skip
-        return _Read(decision=decide(inp, self._config), scale=scale)
+                         namespace=ns, forecasts=await forecasts_for(self._forecasts, obj, now),
+                         native_before=native_before)  # fmt: skip
+        decision = decide(inp, self._config)
+        return decision, scale
 
-    def _select_pods(self, namespace: str, selector: str) -> tuple[tuple[PodInfo, ...], SelectorProblem | None]:
+    def _select_pods(self, key: ObjectKey, selector: str) -> tuple[tuple[PodInfo, ...], SelectorProblem | None]:
+        """The pods the scale's selector selects, and claims them for `key` (AmbiguousSelector)."""
         if not selector:
             return (), SelectorProblem.missing()
         try:
-            return tuple(self._pods.pods(namespace, selector)), None
+            pods = tuple(self._pods.pods(key.namespace, selector))
         except SelectorError as err:
             return (), SelectorProblem.invalid(str(err))
+        others = self._claims.claim(key.kind, key.namespace, key.name, frozenset(p.name for p in pods))
+        if others:
+            return pods, SelectorProblem.ambiguous(selector, tuple(sorted((f"{key.namespace}/{key.name}", *others))))
+        return pods, None
 
     async def _observe_all(self, namespace: str, obj: Autoscaler, selector: str) -> tuple[Observation, ...]:
         """All metrics at once; a plan that could not be built, or a port that raised, is a failure."""
@@ -279,8 +228,17 @@ class Reconciler:
             return (await one(plans[0]),)
         return tuple(await asyncio.gather(*(one(plan) for plan in plans)))
 
-    async def _write_scale(self, obj: Autoscaler, decision: Decision,
-                           scale: ScaleInfo | None) -> tuple[Decision, WriteResult]:  # fmt: skip
+    async def _act(self, obj: Autoscaler, gates: Gates, decision: Decision,
+                   scale: ScaleInfo | None) -> tuple[Decision, WriteResult]:  # fmt: skip
+        """Write `/scale` when the decision asks and no gate holds it, then `complete` with the
+        outcome; a held preview's status shows what it would scale to."""
+        if not decision.write:
+            return decision, WriteResult.NONE
+        if gates.hold is not None:
+            if gates.shows_would_scale:  # also next to the HPA it is to replace
+                decision = replace(decision, status=replace(decision.status,
+                                                            desired_replicas=decision.desired_replicas))  # fmt: skip
+            return decision, WriteResult.NONE
         assert scale is not None  # decide asks for a write only after the scale was read
         if not self._is_leader():
             return decision, WriteResult.SKIPPED_NOT_LEADER
@@ -293,53 +251,47 @@ class Reconciler:
         done = complete(decision, write_error=error, now=self._clock())
         return done, WriteResult.ERROR if error is not None else WriteResult.SUCCESS
 
-    def _gate_events(self, obj: Autoscaler, state: ObjectState, decision: Decision,
-                     conflict: str | None) -> tuple[Event, ...]:  # fmt: skip
-        events: list[Event] = []
-        if obj.paused != state.paused:
-            reason = EventReason.PAUSED if obj.paused else EventReason.UNPAUSED
-            text = (f"scaling paused by spec.paused; holding {decision.current_replicas} replicas" if obj.paused
-                    else "spec.paused cleared; scaling resumes")  # fmt: skip
-            events.append(Event(type=EventType.NORMAL, reason=reason, message=text))
-            state.paused = obj.paused
-        if conflict is not None:
-            events.append(Event(type=EventType.WARNING, reason=EventReason.CONFLICTING_AUTOSCALER, message=conflict))
-        elif obj.mode is Mode.PREVIEW and decision.write and not obj.paused:
-            events.append(Event(type=EventType.NORMAL, reason=EventReason.PREVIEW_RESCALE,
-                                message="Preview: " + event_rescale(decision.desired_replicas,
-                                                                    decision.rescale_reason)))  # fmt: skip
-        return (*events, *forecast_events(state, obj.status_json, decision))
+    def _remember(self, obj: Autoscaler, state: ObjectState, gates: Gates, decision: Decision, *,
+                  scale_read: bool) -> SyncReport:  # fmt: skip
+        """Keep the decision's history and this sync's report for the next sync, explain and preview."""
+        state.history = decision.history
+        if gates.native and state.history_since is None and decision.history is not None:
+            state.history_since = self._clock()  # the preview's history starts now, the HPA's did not
+        if scale_read:  # the initial-recommendation rule needed the current count
+            state.fresh_restore = False
+        since = state.history_since
+        until = None if since is None else shadow_history_until(
+            since, obj.spec.behavior, downscale_stabilization=self._config.downscale_stabilization)  # fmt: skip
+        state.last_report = SyncReport(autoscaler=obj, decision=decision, extra_conditions=gates.conditions(decision),
+                                       limiting_reason=limiting_reason(decision, paused=obj.paused), now=self._clock(),
+                                       history_since=since, history_until=until)  # fmt: skip
+        return state.last_report
 
     async def _maybe_write_status(self, obj: Autoscaler, state: ObjectState, report: SyncReport, *,
                                   scale_written: bool) -> WriteResult:  # fmt: skip
         """Write the status when `plan_status_write` finds a reason (it builds only the fields it
         compares, so a sync that writes nothing never builds the whole document)."""
-        previous = _previous_status(state, obj.status_json, obj.resource_version)
-        new = self._status_draft(report, previous)
+        previous = state.previous_status(obj.status_json, obj.resource_version)
+        new = StatusDraft(obj, report.decision, now=report.now, extra_conditions=report.extra_conditions,
+                          previous=previous)  # fmt: skip
         if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written,
-                             history_restorable=self._covered(state, report.decision),
+                             history_restorable=state.covers(report.decision),
                              checkpoint_interval=self._checkpoint_interval) is None:  # fmt: skip
             return WriteResult.NONE
         return await self._write_status(obj.key, state, new.to_dict(), history=report.decision.history)
 
-    @staticmethod
-    def _covered(state: ObjectState, decision: Decision) -> bool:
-        """The checkpoint in status already restores to this decision's history (no timed save due)."""
-        history = decision.history
-        return history is None or restorable(state.checkpointed, history, decision.current_replicas)
-
-    @staticmethod
-    def _status_draft(report: SyncReport, previous: Mapping[str, Any]) -> StatusDraft:
-        """The status `build_status` makes, with the extra conditions overlaid, built on demand."""
-        if not report.extra_conditions:  # nothing to overlay: the draft compares conditions unbuilt
-            return StatusDraft(report.autoscaler, report.decision, now=report.now)
-
-        def finish(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            overlaid = overlay_conditions({"conditions": conditions}, report.extra_conditions, previous=previous,
-                                          now=report.now)  # fmt: skip
-            return list(overlaid["conditions"])
-
-        return StatusDraft(report.autoscaler, report.decision, now=report.now, finish_conditions=finish)
+    def _emit(self, obj: Autoscaler | InvalidAutoscaler, state: ObjectState, events: tuple[Event, ...],
+              status_write: WriteResult, *, within: float, now: float | None = None) -> None:  # fmt: skip
+        """Emit `events` (and a failed status write's Warning) but those emitted within `within`
+        seconds; also a sync with no events is remembered: an event that comes back is news."""
+        if status_write is WriteResult.ERROR:
+            events += (Event(type=EventType.WARNING, reason=EventReason.FAILED_UPDATE_STATUS,
+                             message=state.status_error),)  # fmt: skip
+        if not self._is_leader():
+            return
+        events = state.unrepeated(events, now=self._clock() if now is None else now, within=within)
+        if events:
+            self._events.emit(obj.key, obj.uid, events)
 
     async def _write_status(self, key: ObjectKey, state: ObjectState, status: Mapping[str, Any], *,
                             history: ScaleHistory | None) -> WriteResult:  # fmt: skip
@@ -365,10 +317,9 @@ class Reconciler:
                 continue
             previous = state.written if state.written is not None else report.autoscaler.status_json
             now = self._clock()
-            new = self._status_draft(SyncReport(autoscaler=report.autoscaler, decision=report.decision,
-                                               extra_conditions=report.extra_conditions,
-                                               limiting_reason=report.limiting_reason, now=now), previous)  # fmt: skip
-            if self._covered(state, report.decision):
+            new = StatusDraft(report.autoscaler, report.decision, now=now, extra_conditions=report.extra_conditions,
+                              previous=previous)  # fmt: skip
+            if state.covers(report.decision):
                 continue
             if plan_status_write(previous, new, now=now, force_checkpoint=True) is None:
                 continue
@@ -378,59 +329,9 @@ class Reconciler:
         return written
 
 
-def _previous_status(state: ObjectState, cached: Mapping[str, Any], version: str) -> Mapping[str, Any]:
-    """The status the write rule compares against: what this process last wrote (a lagging watch
-    cache must not cause a second write), else the cached one. Once the watch echoes the written
-    status back unchanged, the cache's copy takes its place, so each object's status is held once
-    (compared once per cached resourceVersion)."""
-    written = state.written
-    if written is None or written is cached:
-        return cached
-    if state.echo_compared != version:
-        state.echo_compared = version
-        if written == cached:
-            state.written = cached
-            return cached
-    return written
-
-
 def _api_text(err: KubeError) -> str:
     """An API error as upstream's events and conditions show it: the API server's Status message
     (client-go's error text), without our request line; anything else as it reads."""
     if isinstance(err, KubeAPIError) and err.status.message:
         return err.status.message
     return str(err)
-
-
-def _hold_result(obj: Autoscaler, conflict: str | None) -> Result | None:
-    """Why this sync must not write /scale, as its result (None: it may)."""
-    if obj.paused:
-        return Result.PAUSED
-    if conflict is not None:
-        return Result.CONFLICT
-    if obj.mode is Mode.PREVIEW or obj.key.kind != KIND:
-        return Result.PREVIEW
-    return None
-
-
-def _result(decision: Decision) -> Result:
-    return {
-        Outcome.SCALED: Result.SCALED,
-        Outcome.WRITE_FAILED: Result.WRITE_FAILED,
-        Outcome.BLOCKED: Result.BLOCKED,
-        Outcome.FAILED_GET_SCALE: Result.FAILED_GET_SCALE,
-    }.get(decision.outcome, Result.UNCHANGED)
-
-
-def _extra_conditions(obj: Autoscaler, decision: Decision, conflict: str | None) -> tuple[ExtraCondition, ...]:
-    out: list[ExtraCondition] = []
-    if obj.key.kind != KIND:
-        return ()
-    if conflict is not None:
-        out.append(ExtraCondition(type=SCALING_ACTIVE, status=False, reason=CONFLICTING_AUTOSCALER, message=conflict))
-    if obj.mode is Mode.PREVIEW:
-        out.append(ExtraCondition(type=PREVIEW, status=True, reason=PREVIEW_MODE,
-                                  message="spec.mode is Preview: decisions are recorded, the target's scale is never "
-                                          f"written; last decision: {decision.desired_replicas} replicas"))  # fmt: skip
-    return tuple(out)
-

@@ -41,8 +41,7 @@ from controller.algorithm.conditions import EventReason
 from controller.algorithm.spec import MetricStatus, MetricTarget, SourceType, TargetType
 from controller.kube.ports import ObjectKey
 from controller.metrics.report import FetchOutcome
-from controller.reconcile import SyncOutcome
-from controller.reconcile_state import Result, SyncReport, WriteResult
+from controller.report import Result, SyncOutcome, SyncReport, WriteResult
 from controller.telemetry_prediction import PredictionGauges
 from controller.telemetry_series import ObjectGauge
 from controller.telemetry_zero import ZeroGauges

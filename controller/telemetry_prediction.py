@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from controller.kube.ports import ObjectKey
 from controller.kube.prediction_status import fell_back
-from controller.reconcile_state import SyncReport
+from controller.report import SyncReport
 from controller.telemetry_series import ObjectGauge
 
 __all__ = ["PredictionGauges"]

@@ -2,8 +2,9 @@
 
 The live controller (`controller.reconcile`), the backtest (`controller.backtest.simulate`) and,
 through the real `Reconciler`, the conformance runner all build `SyncInput` here, so a rule about
-the input (the first-sync recommendation after a restore, which forecasts count) is written once
-and a new input (a forecast, a zero rule) enters in one place.
+the input (the first-sync recommendation after a restore, a previewed native HPA's own rescale,
+which forecasts count) is written once and a new input (a forecast, a zero rule) enters in one
+place.
 
 Non-goals: reading (the callers), deciding (`decide`). Pure: no I/O, no clock reads.
 """
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.algorithm.behavior import ScaleHistory
-from controller.algorithm.history_rules import with_initial_recommendation
+from controller.algorithm.behavior import Behavior, ScaleHistory
+from controller.algorithm.history_rules import with_builtin_rescale, with_initial_recommendation
 from controller.algorithm.pods import PodInfo
 from controller.algorithm.spec import (
     AutoscalerSpec, HpaStatus, MetricForecast, Observation, PredictionMode, ScaleTarget, SelectorProblem, SyncInput,
@@ -27,10 +28,16 @@ _NO_STATUS = HpaStatus()
 def sync_input(spec: AutoscalerSpec, *, scale: ScaleTarget, now: float, status: HpaStatus = _NO_STATUS,
                history: ScaleHistory | None = None, restored: bool = False, pods: tuple[PodInfo, ...] = (),
                observations: tuple[Observation, ...] = (), selector_problem: SelectorProblem | None = None,
-               forecasts: Sequence[MetricForecast | None] = (), namespace: str = "") -> SyncInput:
+               forecasts: Sequence[MetricForecast | None] = (), namespace: str = "",
+               native_before: tuple[HpaStatus, Behavior | None] | None = None) -> SyncInput:
     """The input of one sync. `restored`: `history` came from the status checkpoint and this is the
     first sync since (upstream's first-sync recommendation of the current count is added to it).
-    Forecasts reach the algorithm only when `spec.prediction` asks for them."""
+    `native_before`: a previewed native HPA's status and effective behavior at our last sync (the
+    built-in controller's own rescale since then is added to `history`). Forecasts reach the
+    algorithm only when `spec.prediction` asks for them."""
+    if native_before is not None:
+        before, behavior = native_before
+        history = with_builtin_rescale(history, before=before, behavior=behavior, status=status)
     if history is not None and restored:
         history = with_initial_recommendation(history, scale.spec_replicas, now)
     p = spec.prediction

@@ -7,8 +7,11 @@ them), our `Paused` condition after them, `reference` and `targetsSummary` for t
 columns, the bounded `lastDecision`, the `scaleHistory` checkpoint (epoch seconds) that
 lets a restarted controller keep its stabilization window and rate limits, and, while
 `spec.prediction.mode` is not Off, `prediction` with its `PredictionActive` condition after
-`Paused` (controller.kube.prediction_status). `invalid_spec_status`
-is the status of an object whose stored spec cannot be used (InvalidSpec conditions).
+`Paused` (controller.kube.prediction_status), then the conditions the reconciler's gates add
+(`ExtraCondition`: `ScalingActive=False/ConflictingAutoscaler` while another autoscaler targets the
+same workload, `Preview=True/PreviewMode` in Preview mode), each replacing the condition of its
+type and keeping its transition time unless its status flipped. `invalid_spec_status` is the
+status of an object whose stored spec cannot be used (InvalidSpec conditions).
 
 `StatusDraft` is that status built field by field on first read, so `plan_status_write` (which
 reads the cheap fields first and the bounded `lastDecision` only through its outcome) decides
@@ -26,12 +29,13 @@ Non-goals: the write itself (status_writer.py), native HPAs (never written). Pur
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from controller.algorithm.behavior import ScaleHistory
-from controller.algorithm.conditions import MSG_INVALID_SPEC_NOT_SCALED, Condition, ConditionType, EventReason
+from controller.algorithm.conditions import MSG_INVALID_SPEC_NOT_SCALED, Condition, ConditionType, EventReason, Reason
 from controller.algorithm.decision import Decision
 from controller.algorithm.spec import MetricSpec, MetricStatus, PredictionMode, SourceType
 from controller.kube.hpa_spec import source_body
@@ -42,19 +46,33 @@ from controller.kube.times import parse_time
 from kubecommon.kubetime import format_time
 from kubecommon.quantity import format_milli
 
-__all__ = ["CHECKPOINT_INTERVAL_SECONDS", "METRICS_INTERVAL_SECONDS", "PAUSED_CONDITION", "StatusDraft",
-           "WriteReason", "build_status", "history_checkpoint", "invalid_spec_status", "metric_status_json",
-           "plan_status_write"]
+__all__ = ["CHECKPOINT_INTERVAL_SECONDS", "CONFLICTING_AUTOSCALER", "METRICS_INTERVAL_SECONDS", "PAUSED_CONDITION",
+           "PREVIEW", "PREVIEW_MODE", "SCALING_ACTIVE", "ExtraCondition", "StatusDraft", "WriteReason", "build_status",
+           "history_checkpoint", "invalid_spec_status", "metric_status_json", "paused_in_status", "plan_status_write"]
 
 CHECKPOINT_INTERVAL_SECONDS = 60.0
 METRICS_INTERVAL_SECONDS = 30.0
 PAUSED_CONDITION = "Paused"
+PREVIEW = "Preview"
+PREVIEW_MODE = "PreviewMode"
+SCALING_ACTIVE = "ScalingActive"
+CONFLICTING_AUTOSCALER = str(Reason.CONFLICTING_AUTOSCALER)
 _MSG_PAUSED = "spec.paused is true: the controller holds the target's replicas and records what it would do"
 _MSG_NOT_PAUSED = "spec.paused is false: the controller scales the target"
 _MAX_ERROR = 1024  # lastDecision stays bounded (the condition carries the whole message)
 _STABLE_FIELDS = ("observedGeneration", "reference", "currentReplicas", "desiredReplicas", "lastScaleTime")
 
 Json = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtraCondition:
+    """A condition the builder does not set itself (the reconciler's gates say when it applies)."""
+
+    type: str
+    status: bool
+    reason: str
+    message: str
 
 
 class WriteReason(StrEnum):
@@ -75,6 +93,14 @@ def _paused_key(paused: bool) -> tuple[str, str, str, str]:
     if paused:
         return PAUSED_CONDITION, "True", "Paused", _MSG_PAUSED
     return PAUSED_CONDITION, "False", "NotPaused", _MSG_NOT_PAUSED
+
+
+def paused_in_status(status: Json) -> bool:
+    """Whether the status says the object was paused (its `Paused` condition is True): what a
+    restarted controller takes as already announced, so it neither repeats `Paused` nor misses
+    `Unpaused` for a pause lifted while it was down."""
+    return any(isinstance(c, Mapping) and c.get("type") == PAUSED_CONDITION and c.get("status") == "True"
+               for c in status.get("conditions") or ())
 
 
 def _paused_condition(previous: Json, paused: bool, now: float) -> dict[str, Any]:
@@ -162,14 +188,15 @@ _Conditions = list[dict[str, Any]]
 
 
 class StatusDraft(Mapping[str, Any]):
-    """The status `build_status` returns, each field built on first read and then kept;
-    `finish_conditions` post-processes the conditions list (the reconciler's extra conditions)."""
+    """The status `build_status` returns, each field built on first read and then kept, with
+    `extra_conditions` laid over its conditions (transition times kept from `previous`)."""
 
-    __slots__ = ("_autoscaler", "_decision", "_now", "_finish", "_keys", "_fields")
+    __slots__ = ("_autoscaler", "_decision", "_now", "_extras", "_previous", "_keys", "_fields")
 
     def __init__(self, autoscaler: Autoscaler, decision: Decision, *, now: float,
-                 finish_conditions: Callable[[_Conditions], _Conditions] | None = None) -> None:  # fmt: skip
-        self._autoscaler, self._decision, self._now, self._finish = autoscaler, decision, now, finish_conditions
+                 extra_conditions: tuple[ExtraCondition, ...] = (), previous: Json | None = None) -> None:  # fmt: skip
+        self._autoscaler, self._decision, self._now = autoscaler, decision, now
+        self._extras, self._previous = extra_conditions, previous
         keys = ["observedGeneration", "reference", "currentReplicas", "desiredReplicas"]
         if decision.status.last_scale_time is not None:
             keys.append("lastScaleTime")
@@ -204,8 +231,8 @@ class StatusDraft(Mapping[str, Any]):
 
     def conditions_key(self) -> list[tuple[Any, ...]]:
         """What `_conditions_key` reads from the conditions, without formatting their times
-        (only when there is no `finish_conditions` step, which may rewrite them)."""
-        if self._finish is not None or "conditions" in self._fields:
+        (only when there are no extra conditions, which may replace them)."""
+        if self._extras or "conditions" in self._fields:
             return _json_conditions_key(self["conditions"])
         key = [(str(c.type), "True" if c.status else "False", str(c.reason), c.message)
                for c in self._decision.status.conditions]
@@ -264,7 +291,26 @@ class StatusDraft(Mapping[str, Any]):
         if self._predicting():
             conditions.append(_kept_condition(self._autoscaler.status_json,
                                               *condition_key(self._decision.prediction), now=self._now))
-        return self._finish(conditions) if self._finish is not None else conditions
+        if self._extras:
+            _overlay(conditions, self._extras, previous=self._previous or {}, now=self._now)
+        return conditions
+
+
+def _overlay(conditions: _Conditions, extras: tuple[ExtraCondition, ...], *, previous: Json, now: float) -> None:
+    """Each extra condition replaces the one of its type in `conditions` (or is appended); its
+    transition time is kept from `previous` unless its status flipped."""
+    before = {c.get("type"): c for c in previous.get("conditions") or () if isinstance(c, Mapping)}
+    for extra in extras:
+        value = "True" if extra.status else "False"
+        old = before.get(extra.type)
+        when = old.get("lastTransitionTime") if old is not None and old.get("status") == value else None
+        entry = {"type": extra.type, "status": value, "lastTransitionTime": when or format_time(now),
+                 "reason": extra.reason, "message": extra.message}
+        at = next((i for i, c in enumerate(conditions) if c.get("type") == extra.type), None)
+        if at is None:
+            conditions.append(entry)
+        else:
+            conditions[at] = entry
 
 
 _MISSING = object()

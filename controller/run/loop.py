@@ -36,8 +36,8 @@ from typing import Any, Protocol
 from controller.conflicts import Claim, find_conflicts
 from controller.kube.objects import KIND, Autoscaler, SpecError, autoscaler_from_object, with_new_status
 from controller.kube.ports import ObjectKey
-from controller.reconcile import InvalidAutoscaler, Reconciler, SyncOutcome
-from controller.reconcile_state import WriteResult
+from controller.reconcile import InvalidAutoscaler, Reconciler
+from controller.report import SyncOutcome, WriteResult
 from controller.run.queue import DueQueue
 from kubecommon.kube.objects import KubeObject
 

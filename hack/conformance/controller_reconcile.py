@@ -41,8 +41,8 @@ from controller.kube.objects import API_VERSION, KIND, Autoscaler, SpecError, au
 from controller.kube.ports import ObjectKey
 from controller.metrics.fake import FakeMetricsSource
 from controller.metrics.source import MetricQuery
-from controller.reconcile import InvalidAutoscaler, Reconciler, SyncOutcome
-from controller.reconcile_state import WriteResult
+from controller.reconcile import InvalidAutoscaler, Reconciler
+from controller.report import SyncOutcome, WriteResult
 from hack.conformance.controller_cases import (
     NOW, CaseError, as_float, gate, history, metric_items, pod, pod_metrics, readiness, t,
 )  # fmt: skip

@@ -17,7 +17,7 @@ from controller.kube.scale import KubeScaleClient
 from controller.kube.status_writer import KubeStatusWriter
 from controller.metrics.fake import FakeMetricsSource
 from controller.reconcile import Reconciler
-from controller.reconcile_state import Result
+from controller.report import Result
 from kubecommon.kube.resources import ResourceResolver
 from tests.paths import REPO
 

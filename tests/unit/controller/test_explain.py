@@ -7,9 +7,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from controller.explain import render
 from controller.kube.objects import HPA_KIND
 from controller.preview import decision_lookup, resolve_kind
-from controller.reconcile import SyncOutcome
 from controller.run.queue import Due
-from controller.reconcile_state import Result
+from controller.report import Result, SyncOutcome
 from controller.http_server import build_http_app
 from controller.telemetry import ControllerTelemetry
 

@@ -10,7 +10,7 @@ from controller.explain import render, status_document
 from controller.kube.objects import autoscaler_from_object
 from controller.kube.status import build_status
 from controller.preview import decision_document
-from controller.reconcile_state import SyncReport
+from controller.report import SyncReport
 
 T0 = 1_795_608_000.0
 RPS = {"type": "Pods", "pods": {"metric": {"name": "rps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}

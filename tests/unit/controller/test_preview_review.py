@@ -16,7 +16,7 @@ from controller.kube.ports import ObjectKey
 from controller.metrics.fake import FakeMetricsSource
 from controller.metrics.source import MetricQuery
 from controller.preview import decision_document, decision_lookup
-from controller.reconcile_state import Result
+from controller.report import Result
 from controller.run.loop import AutoscalerLoop
 from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter

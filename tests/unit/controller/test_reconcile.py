@@ -16,7 +16,7 @@ from controller.algorithm.spec import ExternalSamples, FetchFailure, HpaStatus, 
 from controller.kube.fake import api_error, conflict_error
 from controller.metrics.source import MetricQuery
 from controller.preview import decision_document
-from controller.reconcile_state import Result, WriteResult
+from controller.report import Result, WriteResult
 
 from tests.unit.controller.world import KEY, NS, World, external, pas_json
 

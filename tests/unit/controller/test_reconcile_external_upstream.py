@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from controller.algorithm.spec import ExternalSamples, FetchFailure, Observation
-from controller.reconcile_state import Result
+from controller.report import Result
 
 from tests.unit.controller.world import NS, World, pas_json
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from controller.reconcile import SyncOutcome
-from controller.reconcile_state import Result
+from controller.report import Result, SyncOutcome
 from controller.telemetry import ControllerTelemetry
 
 from tests.unit.controller.world import KEY, World

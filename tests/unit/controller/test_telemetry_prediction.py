@@ -11,8 +11,7 @@ from controller.algorithm.pods import ContainerInfo, PodInfo, PodMetric
 from controller.algorithm.spec import MetricForecast, PodSamples, ScaleTarget
 from controller.kube.objects import autoscaler_from_object
 from controller.kube.ports import ObjectKey
-from controller.reconcile import SyncOutcome
-from controller.reconcile_state import Result, SyncReport
+from controller.report import Result, SyncOutcome, SyncReport
 from controller.telemetry import ControllerTelemetry
 
 T0 = 1_795_608_000.0

@@ -22,7 +22,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
 from controller.algorithm.spec import ControllerConfig, ExternalSamples
-from controller.reconcile import InvalidAutoscaler, SyncOutcome
+from controller.reconcile import InvalidAutoscaler
+from controller.report import SyncOutcome
 from controller.run.queue import Due, DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter
 from controller.run.workers import WorkerPool

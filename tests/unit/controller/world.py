@@ -18,7 +18,8 @@ from controller.kube.objects import API_VERSION, KIND, Autoscaler, autoscaler_fr
 from controller.kube.ports import ObjectKey, TargetRef
 from controller.metrics.fake import FakeMetricsSource
 from controller.metrics.source import MetricQuery
-from controller.reconcile import Reconciler, SyncOutcome
+from controller.reconcile import Reconciler
+from controller.report import SyncOutcome
 from controller.run.loop import AutoscalerLoop
 from controller.run.queue import DueQueue
 from controller.run.ratelimit import DefaultControllerRateLimiter

@@ -12,7 +12,7 @@ import pytest
 
 from controller.kube.hpa_spec import SpecError, autoscaler_spec, scale_target_ref
 from controller.kube.objects import KIND
-from controller.reconcile_state import Result, WriteResult
+from controller.report import Result, WriteResult
 from kubecommon.kube.objects import from_api
 
 from tests.unit.controller.world import KEY, loop_rig, pas_json
