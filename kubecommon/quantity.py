@@ -28,6 +28,7 @@ __all__ = [
     "format_decimal",
     "format_milli",
     "milli_from_float",
+    "milli_of_finite",
 ]
 
 
@@ -57,6 +58,7 @@ _NANO = Decimal("1e-9")
 _MAX_INT64 = Decimal(2**63 - 1)
 _MAX_MILLI_DIGITS = 16  # a value of 10^17 or more has a milli-value beyond int64
 _INT64_LIMIT = float(2**63)
+_INT64_MILLI = 2**63 - 1
 # Enough significant digits that no parse or scale ever rounds (largest: 2^60 × many digits).
 _PRECISION = 120
 _EXACT = Context(prec=_PRECISION)  # read-only; passed to single operations that must not round
@@ -117,6 +119,9 @@ class Quantity:
         """The quantity `NewMilliQuantity(milli, fmt)` creates upstream."""
         if fmt is Format.DECIMAL_SI:
             # Hot path (every metric value): exact, coarser than 1n, no cap; nothing for `of` to do.
+            # Beyond int64 milli-units (no `MilliValue()`), the exponent form (`format_milli`).
+            if not -_INT64_MILLI <= milli <= _INT64_MILLI:
+                fmt = Format.DECIMAL_EXPONENT
             return cls(value=Decimal(milli).scaleb(-3, _EXACT), format=fmt)
         return cls.of(Decimal(milli).scaleb(-3), fmt)
 
@@ -159,12 +164,31 @@ def milli_from_float(value: float) -> int:
     return 2**63 - 1 if scaled > 0 else -(2**63 - 1)
 
 
+def milli_of_finite(value: float) -> int:
+    """Milli-units of a finite `value`, truncated toward zero, never clamped: `milli_from_float`
+    (upstream's `int64(v*1000)`) inside int64, and beyond it the exact milli-units of the value's
+    shortest decimal form (what Prometheus printed), which `format_milli` writes in exponent form.
+    ValueError for NaN and ±Inf."""
+    scaled = value * 1000.0
+    if -_INT64_LIMIT < scaled < _INT64_LIMIT:
+        return int(scaled)
+    if math.isnan(scaled) or math.isinf(value):
+        raise ValueError(f"no quantity holds {value!r}")
+    with localcontext() as ctx:
+        ctx.prec = _PRECISION
+        return int(Decimal(repr(value)).scaleb(3).to_integral_value(rounding=ROUND_DOWN))
+
+
 def format_milli(milli: int) -> str:
     """`str(Quantity.from_milli(milli))` with integer arithmetic only: the canonical DecimalSI text
     of milli/1000, for hot paths that format thousands of metric values per answer.
 
     The steps repeat `_canonical`'s on purpose: calling a shared helper costs ~20% here. Tests pin
     both to the same literal strings (tests/unit/kubecommon/test_quantity.py)."""
+    if not -_INT64_MILLI <= milli <= _INT64_MILLI:
+        # No int64 milli-value: the exponent form, as a `resource.Quantity` of that size in
+        # DecimalExponent prints it: 2e16 units -> `20e15` (a float that large is an integer).
+        return _canonical(Decimal(milli).scaleb(-3, _EXACT), Format.DECIMAL_EXPONENT)
     if milli % 1000:
         return f"{milli}m"  # a fraction of a unit always prints in milli-units: the common case
     if milli == 0:

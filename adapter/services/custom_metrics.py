@@ -35,6 +35,7 @@ from adapter.services.queries import DEFAULT_LARGE_SELECTION, RenderedQueries, n
 from adapter.services.kinds import KindInfo, kind_for, upstream_api_version
 from adapter.services.results import MetricValue, MetricValueList
 from adapter.services.values import MILLI_LIMIT, DropSink, describe, ignore_drops, unusable
+from kubecommon.quantity import milli_of_finite
 from kubecommon.selectors import Selector
 
 __all__ = ["CustomMetricRequest", "CustomMetricsService", "samples_by_name"]
@@ -155,8 +156,10 @@ def _answer(request: CustomMetricRequest, kind: KindInfo, names: Sequence[str],
             # `milli_from_float(value)` inline (a call per object is a tenth of this loop): in
             # this range value × 1000 stays below 2^63, where it is just the truncated product.
             append(_new_tuple(MetricValue, (name, sample.timestamp, int(value * 1000.0))))
+        elif (reason := unusable(value)) is None:  # beyond int64 milli-units: exponent form
+            append(_new_tuple(MetricValue, (name, sample.timestamp, milli_of_finite(value))))
         else:
-            dropped("custom", unusable(value) or "nan")
+            dropped("custom", reason)
     return MetricValueList(kind=kind.kind, api_version=kind.api_version, namespace=request.namespace,
                            metric=request.metric, selector=request.metric_selector, items=tuple(items))
 

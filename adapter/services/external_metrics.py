@@ -21,7 +21,7 @@ from adapter.rules import query
 from adapter.services import errors
 from adapter.services.results import ExternalMetricValue, ExternalMetricValueList
 from adapter.services.values import DropSink, ignore_drops, unusable
-from kubecommon.quantity import milli_from_float
+from kubecommon.quantity import milli_of_finite
 from kubecommon.selectors import Selector
 
 __all__ = ["ExternalMetricRequest", "ExternalMetricsService"]
@@ -64,5 +64,5 @@ class ExternalMetricsService:
                 self._dropped("external", reason)
                 continue
             items.append(ExternalMetricValue(metric=request.metric, labels=dict(sample.labels),
-                                             timestamp=sample.timestamp, milli=milli_from_float(sample.value)))
+                                             timestamp=sample.timestamp, milli=milli_of_finite(sample.value)))
         return ExternalMetricValueList(items=tuple(items))

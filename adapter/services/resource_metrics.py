@@ -33,6 +33,7 @@ import asyncio
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from kubecommon.kube import errors as kube_errors
 from kubecommon.kube.objects import KubeObject, ObjectCaches, ObjectReader
@@ -52,7 +53,7 @@ from adapter.services.results import (
     PodMetricsList,
 )
 from kubecommon import status
-from kubecommon.quantity import Format, Quantity, format_cpu_cores
+from kubecommon.quantity import Format, Quantity, format_cpu_cores, milli_of_finite
 from kubecommon.fieldselectors import FieldSelector
 from kubecommon.selectors import Selector
 
@@ -109,7 +110,9 @@ def cpu_quantity(cores: float) -> Quantity:
 def memory_quantity(num_bytes: float) -> Quantity:
     """Memory usage in BinarySI (e.g. `128Mi`); NaN and negative values are 0."""
     clean = 0.0 if math.isnan(num_bytes) or num_bytes < 0 else num_bytes
-    return Quantity.from_float(clean, Format.BINARY_SI)
+    if clean * 1000.0 < 2.0**63:
+        return Quantity.from_float(clean, Format.BINARY_SI)
+    return Quantity.of(Decimal(milli_of_finite(clean)).scaleb(-3), Format.BINARY_SI)  # not clamped
 
 
 class ResourceMetricsService:

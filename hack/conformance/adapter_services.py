@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -22,7 +23,7 @@ from hack.conformance.adapter_compare import Result, judge
 from hack.conformance.adapter_registry import series_from_rule
 from hack.conformance.adapter_rules import compile_case
 from kubecommon import status
-from kubecommon.quantity import format_milli, milli_from_float
+from kubecommon.quantity import format_milli, milli_from_float, milli_of_finite
 
 _DEFAULT_RULE = {  # the walkthrough rule, for error cases that name a metric but give no rule
     "seriesQuery": 'http_requests_total{namespace!="",pod!=""}',
@@ -48,7 +49,7 @@ def check_quantity(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     elif api in ("custom", "external"):
         # what the custom and external answers really carry: milli-units, DecimalSI (`format`
         # only describes it; these APIs never write BinarySI)
-        got = format_milli(milli_from_float(value))
+        got = format_milli(milli_of_finite(value)) if math.isfinite(value) else format_milli(milli_from_float(value))
     else:
         raise ValueError(f"unknown api_path {api!r} (custom, external, resource.cpu, resource.memory)")
     return judge(case["expected"]["quantity"], got)

@@ -131,9 +131,12 @@ def test_binary_below_one_switches_to_decimal() -> None:
     pytest.param(1_500_000, "1500", id="whole but not a thousand"),
     pytest.param(2_000_000, "2k", id="kilo"),
     pytest.param(-2500, "-2500m", id="negative"),
-    pytest.param(10**21, "1E", id="exa"),
-    pytest.param(10**25, "10000E", id="above exa grows the mantissa"),
+    pytest.param(10**21, "1e18", id="beyond int64 milli: exponent form, not clamped"),
+    pytest.param(10**25, "10e21", id="far beyond int64 milli: exponent form"),
+    pytest.param(-(10**25) * 15, "-150e21", id="negative beyond int64 milli"),
+    pytest.param(2**63, "9223372036854775808e-3", id="2^63 milli exactly"),
     pytest.param(2**63 - 1, "9223372036854775807m", id="int64 max"),
+    pytest.param(10**18, "1P", id="within int64 milli: DecimalSI"),
 ])
 def test_format_milli_is_canonical_decimal_si(milli: int, text: str) -> None:
     # Fixed strings: format_milli shares its stepping with Quantity, so comparing the two alone

@@ -140,7 +140,6 @@ async def test_cluster_scoped_selection_over_nodes() -> None:
     pytest.param(float("nan"), "NaN", id="NaN"),
     pytest.param(float("inf"), "infinite", id="+Inf"),
     pytest.param(-float("inf"), "infinite", id="-Inf"),
-    pytest.param(1e300, "outside what a quantity can hold", id="beyond int64 milli-units"),
 ])
 async def test_an_unusable_value_for_one_object_is_a_404_saying_why(value: float, why: str) -> None:
     prom = FakePrometheus()
@@ -149,6 +148,19 @@ async def test_an_unusable_value_for_one_object_is_a_404_saying_why(value: float
         await _service(prom).get(_request("web-0"))
     assert caught.value.message == ("the server could not find the metric http_requests_per_second for pods "
                                     f"web-0: its value in Prometheus is {why}")
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    pytest.param(2e16, "20e15", id="2^63 milli-units and more"),
+    pytest.param(1e300, "1e300", id="far beyond"),
+    pytest.param(-1.5e19, "-15e18", id="negative"),
+    pytest.param(9.2e15, "9200T", id="just inside int64 milli-units"),
+])
+async def test_a_value_beyond_int64_milli_units_is_served_exactly_in_exponent_form(value: float, text: str) -> None:
+    prom = FakePrometheus()
+    prom.set_query(Q_ONE, [sample(value, pod="web-0")])
+    [item] = (await _service(prom).get(_request("web-0"))).items
+    assert format_milli(item.milli) == text
 
 
 @pytest.mark.parametrize(("failure", "expected", "code"), [
