@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import secrets
+import ssl
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,3 +101,13 @@ def kubeconfig(pki: Pki, server: str, *, current: str = CONTEXT_ADMIN) -> dict[s
 
 def write_kubeconfig(pki: Pki, server: str, path: Path) -> None:
     write_kubeconfig_file(path, kubeconfig(pki, server))
+
+
+def loopback_serving_context() -> tuple[ssl.SSLContext, bytes]:
+    """A TLS context serving 127.0.0.1 and the PEM of the fresh CA that signed it (P-256: quick)."""
+    ca = tls.generate_ca("inprocess-apiserver-ca", key_algorithm="ecdsa")
+    leaf = tls.issue_certificate(ca, "127.0.0.1", ip_addresses=["127.0.0.1"], key_algorithm="ecdsa")
+    with tempfile.TemporaryDirectory() as directory:
+        cert, key = Path(directory) / "tls.crt", Path(directory) / "tls.key"
+        leaf.write(cert, key)
+        return tls.server_ssl_context(cert, key), ca.cert_pem

@@ -79,8 +79,8 @@ class TooOldResourceVersion(Exception):
 
 
 class Store:
-    def __init__(self, *, log_size: int = 10000, max_backlog: int = 100000) -> None:
-        self._rv = 1
+    def __init__(self, *, log_size: int = 10000, max_backlog: int = 100000, revision: int = 1) -> None:
+        self._rv = revision
         self._buckets: dict[tuple[str, str], Bucket] = {}
         self._log_size = log_size
         self._max_backlog = max_backlog

@@ -72,10 +72,7 @@ async def api():
 
 
 async def put_pod(api, raw, kind="ADDED"):
-    api.rv += 1
-    raw["metadata"]["resourceVersion"] = str(api.rv)
-    api.objects[(POD_PATH, raw["metadata"]["namespace"], raw["metadata"]["name"])] = raw
-    await api._emit(POD_PATH, kind, raw)
+    api.put_object(POD_PATH, raw, kind)
 
 
 async def test_lister_reads_the_watch_cache(api):

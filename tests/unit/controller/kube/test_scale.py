@@ -34,7 +34,7 @@ async def test_get_reads_the_scale(writes, api_version):
 
 @pytest.mark.parametrize(("ref", "error", "message"), [
     pytest.param(TargetRef(api_version="apps/v1", kind="Deployment", name="db"), KubeAPIError,
-                 'deployments "db" not found', id="object-missing"),
+                 'deployments.apps "db" not found', id="object-missing"),
     pytest.param(TargetRef(api_version="apps/v1", kind="Widget", name="w"), UnknownKind,
                  'no matches for kind "Widget" in group "apps"', id="kind-unknown"),
     pytest.param(TargetRef(api_version="apps/v1", kind="ControllerRevision", name="r"), UnknownKind,
@@ -53,7 +53,7 @@ async def test_update_writes_with_the_read_resource_version(writes):
     client = scaler(writes)
     read = await client.get("shop", WEB)
     written = await client.update("shop", WEB, 5, read)
-    assert written.spec_replicas == 5 and writes.scales[(DEPLOY, "shop", "web")]["replicas"] == 5
+    assert written.spec_replicas == 5 and writes.get(DEPLOY, "shop", "web")["spec"]["replicas"] == 5
     assert client.conflicts_retried == 0
     assert [c.split(" ")[0] for c in writes.calls if c.endswith("/scale")] == ["GET", "PUT"]
 
@@ -80,7 +80,7 @@ async def test_conflict_skips_the_write_when_already_at_target(writes):
     writes.add_scale(DEPLOY, "shop", "web", 3)
     client = scaler(writes)
     stale = ScaleInfo(spec_replicas=3, status_replicas=3, selector="", resource_version="1")
-    writes.scales[(DEPLOY, "shop", "web")]["replicas"] = 6  # someone else already scaled to 6
+    writes.add_scale(DEPLOY, "shop", "web", 6)  # someone else already scaled to 6
     assert (await client.update("shop", WEB, 6, stale)).spec_replicas == 6
     assert sum(c.startswith("PUT") for c in writes.calls) == 1
 
@@ -102,6 +102,6 @@ async def test_stale_mapping_is_rediscovered(writes):
         {"name": "widgets", "kind": "Widget", "namespaced": True},
         {"name": "widgets/scale", "kind": "Scale", "namespaced": True}]}
     del writes.discovery["/apis/example.com/v2"]
-    writes.scales[(widgets, "shop", "w")] = writes.scales.pop(("/apis/example.com/v2/widgets", "shop", "w"))
+    writes.put(widgets, writes.delete("/apis/example.com/v2/widgets", "shop", "w"))
     assert (await client.get("shop", ref)).spec_replicas == 2
     assert any(c == "GET /apis/example.com/v1/namespaces/shop/widgets/w/scale" for c in writes.calls)

@@ -75,7 +75,7 @@ async def settle(scales, namespace, ref, *, cached_reads):
 ])
 async def test_reads_come_from_the_watch_cache_after_the_first(server, scales, collection, ref, obj, expected):
     server.put(CRDS, crd("widgets", "Widget"))
-    server.put(collection, obj)
+    obj = server.put(collection, obj)
     scale = await settle(scales, "shop", ref, cached_reads=1)
     assert (scale.spec_replicas, scale.status_replicas, scale.selector) == expected
     assert scale.resource_version == obj["metadata"]["resourceVersion"]

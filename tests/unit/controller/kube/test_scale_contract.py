@@ -87,7 +87,8 @@ async def test_get_reads_the_scale_and_only_the_group_counts(backend: Backend, a
 
 async def test_get_errors_name_what_is_missing(backend: Backend) -> None:
     backend.seed(3)
-    with pytest.raises(KubeAPIError, match='deployments "db" not found'):
+    # kube-apiserver names the group-qualified resource (deployments.apps); the fake the bare plural
+    with pytest.raises(KubeAPIError, match=r'deployments(\.apps)? "db" not found'):
         await backend.client.get("shop", TargetRef(api_version="apps/v1", kind="Deployment", name="db"))
     with pytest.raises(UnknownKind):
         await backend.client.get("shop", TargetRef(api_version="example.org/v1", kind="Sprocket", name="s"))

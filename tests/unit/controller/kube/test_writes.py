@@ -10,17 +10,22 @@ from controller.kube.ports import ObjectKey
 from controller.kube.status_writer import KubeStatusWriter
 from kubecommon.kube.errors import KubeAPIError
 
+from .apiserver import EVENTS
+
 KEY = ObjectKey(kind="PromAutoscaler", namespace="shop", name="web")
-OBJECT = "/apis/autoscaling.prom-autoscaler.io/v1alpha1/namespaces/shop/promautoscalers/web"
+PAS = "/apis/autoscaling.prom-autoscaler.io/v1alpha1/promautoscalers"  # the collection, as the server keys it
 RESCALE = Event(type=EventType.NORMAL, reason=EventReason.SUCCESSFUL_RESCALE,
                 message="New size: 4; reason: cpu resource utilization (percentage of request) above target")
 
 
 async def test_status_is_replaced_whole(writes):
+    writes.put(PAS, {"metadata": {"name": "web", "namespace": "shop"}, "spec": {"maxReplicas": 5}})
     writer = KubeStatusWriter(writes.client)
     await writer.write(KEY, {"desiredReplicas": 3, "lastScaleTime": "2026-11-25T12:00:00Z"})
     await writer.write(KEY, {"desiredReplicas": 4})
-    assert writes.statuses[OBJECT] == {"desiredReplicas": 4}  # lastScaleTime gone, not merged
+    stored = writes.get(PAS, "shop", "web")
+    assert stored["status"] == {"desiredReplicas": 4}  # lastScaleTime gone, not merged
+    assert stored["spec"] == {"maxReplicas": 5}  # only the status is written
     assert writer.written == 2
 
 
@@ -37,7 +42,7 @@ async def test_status_write_errors(writes, code, raises):
             await writer.write(KEY, {"desiredReplicas": 3})
     else:
         await writer.write(KEY, {"desiredReplicas": 3})
-        assert writer.gone == 1 and OBJECT not in writes.statuses
+        assert writer.gone == 1 and writes.get(PAS, "shop", "web") is None
 
 
 class Clock:
@@ -67,7 +72,7 @@ async def test_events_are_created_then_counted(writes):
         await drained(sink)
     finally:
         await sink.stop()
-    (event,) = writes.events.values()
+    (event,) = writes.events()
     assert event["involvedObject"] == {"kind": "PromAutoscaler", "namespace": "shop", "name": "web", "uid": "uid-1",
                                        "apiVersion": "autoscaling.prom-autoscaler.io/v1alpha1"}
     assert (event["type"], event["reason"], event["message"]) == ("Normal", "SuccessfulRescale", RESCALE.message)
@@ -86,7 +91,7 @@ async def test_emit_never_blocks_and_counts_overflow(writes):
     sink.start()
     await drained(sink)
     await sink.stop()
-    assert len(writes.events) == 1 and sink.written == 3
+    assert len(writes.events()) == 1 and sink.written == 3
 
 
 async def test_expired_event_is_created_again(writes):
@@ -96,13 +101,14 @@ async def test_expired_event_is_created_again(writes):
     try:
         sink.emit(KEY, "u", [RESCALE])
         await drained(sink)
-        writes.events.clear()  # the API server's event TTL removed it
+        for event in writes.events():  # the API server's event TTL removed it
+            writes.delete(EVENTS, event["metadata"]["namespace"], event["metadata"]["name"])
         clock.now += 4000
         sink.emit(KEY, "u", [RESCALE])
         await drained(sink)
     finally:
         await sink.stop()
-    (event,) = writes.events.values()
+    (event,) = writes.events()
     assert event["count"] == 1 and sink.failed == 0
 
 

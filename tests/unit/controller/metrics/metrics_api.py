@@ -1,4 +1,5 @@
-"""An in-process API server (aiohttp) speaking the three metrics APIs' wire format.
+"""An in-process API server speaking the three metrics APIs' wire format: a configuration of
+`hack.kube_standin.inprocess` whose routes answer the metrics groups from plain dicts.
 
 Serves discovery for metrics.k8s.io, custom.metrics.k8s.io (served versions and the preferred one
 are settable), apps and the core group (for kind -> resource mapping), PodMetricsList,
@@ -9,13 +10,12 @@ holds every metrics answer back (timeouts); `calls` lists every request as "PATH
 
 from __future__ import annotations
 
-import asyncio
-import json
-
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 
+from hack.kube_standin.inprocess import InProcessAPIServer, unauthorized
 from kubecommon.kube.config import KubeConfig
+from kubecommon.requestinfo import RequestInfo
+from kubecommon.status import NotFound
 
 TS = "2026-11-25T18:00:00Z"
 TS_EPOCH = 1795629600.0
@@ -39,8 +39,15 @@ def _matches(labels: dict[str, str], selector: str) -> bool:
     return all(labels.get(key) == value for key, value in pairs)
 
 
-class FakeMetricsAPI:
+class FakeMetricsAPI(InProcessAPIServer):
     def __init__(self) -> None:
+        super().__init__(discovery={
+            "/apis/apps": group_doc("apps", ["v1"], "v1"),
+            "/apis/apps/v1": resource_list("apps/v1", ("deployments", "Deployment", True),
+                                           ("deployments/scale", "Scale", True)),
+            "/api/v1": resource_list("v1", ("pods", "Pod", True), ("nodes", "Node", False),
+                                     ("namespaces", "Namespace", False), ("services", "Service", True)),
+        })
         self.custom_versions = ["v1beta1", "v1beta2"]
         self.custom_preferred = "v1beta2"
         self.resource_versions = ["v1beta1"]
@@ -49,65 +56,39 @@ class FakeMetricsAPI:
         # (namespace, metric) -> pod -> quantity string
         self.pod_custom: dict[tuple[str, str], dict[str, str]] = {}
         # (path after the version, e.g. "namespaces/shop/deployments.apps/web/rps") -> quantity
-        self.objects: dict[str, str] = {}
+        self.object_metrics: dict[str, str] = {}
         # (namespace, metric) -> [(labels, quantity)]
         self.external: dict[tuple[str, str], list[tuple[dict[str, str], str]]] = {}
-        self.answers: dict[str, tuple[int, object]] = {}
-        self.delay = 0.0
-        self.calls: list[str] = []
-        self.discovery = {
-            "/apis/apps": group_doc("apps", ["v1"], "v1"),
-            "/apis/apps/v1": resource_list("apps/v1", ("deployments", "Deployment", True),
-                                           ("deployments/scale", "Scale", True)),
-            "/api/v1": resource_list("v1", ("pods", "Pod", True), ("nodes", "Node", False),
-                                     ("namespaces", "Namespace", False), ("services", "Service", True)),
-        }
-        self.server: TestServer | None = None
+        self.guard = self._authenticate
+        self.describe = lambda request, info: f"{request.path}?{request.query_string}"
+        self.routes = [(f"/apis/{group}/", self._metrics_answer)
+                       for group in ("metrics.k8s.io", "custom.metrics.k8s.io", "external.metrics.k8s.io")]
 
     def answer(self, path: str, status: int, body: object) -> None:
         self.answers[path] = (status, body)
 
-    async def start(self) -> KubeConfig:
-        app = web.Application()
-        app.router.add_get("/{path:.*}", self._handle)
-        self.server = TestServer(app, host="127.0.0.1")
-        await self.server.start_server()
-        return KubeConfig(server=str(self.server.make_url("")).rstrip("/"), token="t0ken")
+    async def start(self) -> KubeConfig:  # type: ignore[override]
+        return KubeConfig(server=await super().start(), token="t0ken")
 
-    async def close(self) -> None:
-        if self.server is not None:
-            await self.server.close()
+    async def _authenticate(self, request: web.Request, info: RequestInfo) -> web.StreamResponse | None:
+        if request.headers.get("Authorization") != "Bearer t0ken":
+            return unauthorized()
+        if request.path not in self.answers and (doc := self._discovery_doc(request.path)) is not None:
+            return web.json_response(doc)
+        return None
+
+    async def _metrics_answer(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
+        body = self._metrics(request.path.strip("/").split("/"), request.query)
+        if body is None:
+            raise NotFound.for_path()
+        return web.json_response(body)
 
     def _discovery_doc(self, path: str) -> dict | None:
         if path == "/apis/custom.metrics.k8s.io" and self.custom_versions:
             return group_doc("custom.metrics.k8s.io", self.custom_versions, self.custom_preferred)
         if path == "/apis/metrics.k8s.io" and self.resource_versions:
             return group_doc("metrics.k8s.io", self.resource_versions, self.resource_versions[-1])
-        return self.discovery.get(path)
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        path = request.path
-        self.calls.append(f"{path}?{request.query_string}")
-        if request.headers.get("Authorization") != "Bearer t0ken":
-            return web.json_response({"kind": "Status", "code": 401, "reason": "Unauthorized",
-                                      "message": "Unauthorized"}, status=401)
-        if path in self.answers:
-            if self.delay:
-                await asyncio.sleep(self.delay)
-            status, body = self.answers[path]
-            text = body if isinstance(body, str) else json.dumps(body)
-            return web.Response(status=status, text=text, content_type="application/json")
-        doc = self._discovery_doc(path)
-        if doc is not None:
-            return web.json_response(doc)
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        parts = path.strip("/").split("/")
-        body = self._metrics(parts, request.query)
-        if body is None:
-            return web.json_response({"kind": "Status", "apiVersion": "v1", "code": 404, "reason": "NotFound",
-                                      "message": "the server could not find the requested resource"}, status=404)
-        return web.json_response(body)
+        return None
 
     def _metrics(self, parts: list[str], query) -> dict | None:
         if parts[:2] == ["apis", "metrics.k8s.io"] and len(parts) == 6 and parts[2] in self.resource_versions:
@@ -148,8 +129,8 @@ class FakeMetricsAPI:
                 labels = self.pods.get(namespace, {}).get(pod, {}).get("labels", {})
                 if _matches(labels, selector):
                     items.append(self._value(version, "Pod", namespace, pod, metric, value))
-        elif rest in self.objects:
-            items.append(self._value(version, "Object", "", parts[-2], parts[-1], self.objects[rest]))
+        elif rest in self.object_metrics:
+            items.append(self._value(version, "Object", "", parts[-2], parts[-1], self.object_metrics[rest]))
         else:
             return None
         return {"kind": "MetricValueList", "apiVersion": f"custom.metrics.k8s.io/{version}", "metadata": {},

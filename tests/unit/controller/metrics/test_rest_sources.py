@@ -91,7 +91,7 @@ async def test_pods_metric_without_values(api):
                  id="namespace-kind-uses-the-autoscalers-namespace"),
 ])
 async def test_object_metric(api, ref, stored_at, expected):
-    api.server.objects[stored_at] = "42" if "deployments" in stored_at else "500m"
+    api.server.object_metrics[stored_at] = "42" if "deployments" in stored_at else "500m"
     query = MetricQuery(type=SourceType.OBJECT, name="rps", described_object=ref, metric_selector="a=b")
     assert await api.source.observe("shop", query, pod_selector="app=web") == expected
     assert api.server.calls[-1] == f"/apis/custom.metrics.k8s.io/v1beta2/{stored_at}?metricLabelSelector=a%3Db"

@@ -105,10 +105,8 @@ async def test_too_large_resource_version_relists_and_replaces_the_cache(as_even
 ])
 async def test_api_server_back_after_an_outage_with_other_contents(outage: float, relisted: bool) -> None:
     first = FakeAPIServer()
-    first.server = TestServer(first.app(), host="127.0.0.1")
-    await first.server.start_server(shutdown_timeout=0.1)  # dies without waiting for open watches
-    port = first.server.port
-    config = KubeConfig(server=f"http://127.0.0.1:{port}", token="t0ken")
+    config = await first.start()
+    port = int(config.server.rsplit(":", 1)[1])
     for name in ("gone-0", "gone-1", "kept"):
         await first.put(POD_PATH, name, "ns")
     client = KubeClient(config, timeout=0.5)
@@ -122,8 +120,7 @@ async def test_api_server_back_after_an_outage_with_other_contents(outage: float
         await asyncio.sleep(outage)
         await second.put(POD_PATH, "kept", "ns")
         await second.put(POD_PATH, "new", "ns")
-        second.server = TestServer(second.app(), host="127.0.0.1", port=port)
-        await second.server.start_server(shutdown_timeout=0.1)
+        await second.start(port=port)
         if relisted:
             await eventually(lambda: [p.name for p in cache.list("ns")] == ["kept", "new"], timeout=4)
             assert cache.relists == 2
