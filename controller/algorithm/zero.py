@@ -37,10 +37,11 @@ from controller.algorithm.spec import (
 )  # fmt: skip
 from controller.algorithm.values import quick_init
 
-__all__ = ["Activity", "Reading", "ZeroStep", "activation_indices", "cooldown_seconds", "counted", "enabled",
-           "milli_text", "not_read", "recommendation", "zero_events", "zero_step"]
+__all__ = ["NOT_READ", "Activity", "Reading", "ZeroStep", "activation_indices", "cooldown_seconds", "counted",
+           "enabled", "milli_text", "not_read", "recommendation", "zero_events", "zero_step"]
 
 _ACTIVATION_TYPES = (SourceType.OBJECT, SourceType.EXTERNAL)
+NOT_READ = "not read at 0 replicas (no pods); does not block"  # the trace's why of a Pods/Resource metric at 0
 
 
 class Activity(StrEnum):
@@ -187,7 +188,7 @@ def not_read(step: ZeroStep | None, spec: MetricSpec) -> bool:
 
 def skipped(index: int, spec: MetricSpec) -> MetricResult:
     """The trace entry of a metric `not_read` (no proposal, no failure, no event)."""
-    return MetricResult(index=index, spec=spec, error="not read at 0 replicas (no pods); does not block")
+    return MetricResult(index=index, spec=spec, error=NOT_READ)
 
 
 def counted(step: ZeroStep | None, results: Sequence[MetricResult]) -> list[MetricResult]:
