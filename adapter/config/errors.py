@@ -44,15 +44,20 @@ class Problem:
 class ConfigError(ValueError):
     """The rule file cannot be used; `.problems` lists every problem found, in file order."""
 
-    def __init__(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...], *, stage: str = "") -> None:
         if not problems:
             raise ValueError("ConfigError needs at least one problem")
         self.problems: tuple[Problem, ...] = tuple(problems)
+        self.stage = stage
+        """Upstream's words for the step that failed, in front of the message (e.g. `unable to
+        parse metrics discovery config` for YAML that does not read as a rule file), so what users
+        grep for in prometheus-adapter's logs is found in ours too."""
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        prefix = f"{self.stage}: " if self.stage else ""
         if len(self.problems) == 1:
-            return str(self.problems[0])
-        lines = [f"{len(self.problems)} problems in {self.problems[0].source}:"]
+            return f"{prefix}{self.problems[0]}"
+        lines = [f"{prefix}{len(self.problems)} problems in {self.problems[0].source}:"]
         lines.extend(f"  - {problem}" for problem in self.problems)
         return "\n".join(lines)

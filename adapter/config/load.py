@@ -33,7 +33,11 @@ from adapter.config.model import (
     ResourceRules,
 )
 
-__all__ = ["load_config", "parse_config", "parse_duration", "split_path"]
+__all__ = ["PARSE_STAGE", "load_config", "parse_config", "parse_duration", "split_path"]
+
+#: prometheus-adapter's prefix for a file that does not read as a rule file (YAML syntax, an
+#: unknown key, a value of the wrong shape): `unable to parse metrics discovery config: ...`
+PARSE_STAGE = "unable to parse metrics discovery config"
 
 _NULL_TAG = "tag:yaml.org,2002:null"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
@@ -117,12 +121,12 @@ def parse_config(text: str, *, source: str = "<string>") -> AdapterConfig:
         finally:
             loader.dispose()
     except yaml.YAMLError as err:
-        raise ConfigError([_yaml_problem(source, err, text)]) from err
+        raise ConfigError([_yaml_problem(source, err, text)], stage=PARSE_STAGE) from err
     values: dict[str, Any] = {}
     if node is not None and node.tag != _NULL_TAG:
         values = walker.struct(node, "config", [], loader)
     if walker.problems:
-        raise ConfigError(walker.problems)
+        raise ConfigError(walker.problems, stage=PARSE_STAGE)
     return AdapterConfig(
         rules=tuple(values.get("rules", ())),
         external_rules=tuple(values.get("external_rules", ())),

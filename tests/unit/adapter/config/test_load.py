@@ -126,7 +126,19 @@ def test_all_problems_are_reported_at_once() -> None:
         parse_config(text, source="f.yaml")
     assert [(p.location, p.field, p.line) for p in err.value.problems] == [
         ("rules[0]", "bogus", 3), ("rules[1]", "nmae", 4), ("externalRules[0]", "seriesQuery", 6)]
-    assert str(err.value).startswith("3 problems in f.yaml:")
+    assert str(err.value).startswith("unable to parse metrics discovery config: 3 problems in f.yaml:")
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("rules:\n- seriesQuery: up\n  bogus: 1\n", id="unknown key (strict YAML)"),
+    pytest.param("rules:\n- seriesQuery: [x]\n", id="wrong shape"),
+    pytest.param('rules:\n- metricsQuery: "a{b!="c"}"\n', id="YAML syntax"),
+])
+def test_a_file_that_does_not_read_as_a_rule_file_says_so_in_upstreams_words(text: str) -> None:
+    """prometheus-adapter prefixes these `unable to parse metrics discovery config:`; users grep for it."""
+    with pytest.raises(ConfigError) as err:
+        parse_config(text, source="f.yaml")
+    assert str(err.value).startswith("unable to parse metrics discovery config: f.yaml: rules[0]")
 
 
 def test_load_config_reads_the_file_and_names_it(tmp_path: Path) -> None:
