@@ -225,6 +225,8 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
     conds = _set(conds, ConditionType.SCALING_LIMITED, n.limited.replicas != n.stabilized.replicas,
                  n.limited.reason, n.limited.message, now)  # fmt: skip
     desired = n.limited.replicas
+    if zs is not None and zs.wake and desired < 1:  # a Percent-only scale-up policy allows nothing from 0
+        desired = 1
     events += zero.zero_events(zs, current=current, desired=desired)
     return _final(inp, n.history, outcome=Outcome.SCALE if desired != current else Outcome.NO_CHANGE,
                   desired=desired, conds=conds, steps=(*steps, *n.steps), events=events,

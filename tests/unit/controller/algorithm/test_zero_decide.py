@@ -138,3 +138,10 @@ def test_scale_down_policies_step_down_to_zero() -> None:
 def test_a_busy_queue_keeps_it_running_with_min_zero() -> None:
     loop = Loop(_spec(cooldown=0), replicas=3)
     assert [loop.sync(T0 + 15 * i, _queue(25)).desired_replicas for i in range(3)] == [3, 3, 3]
+
+
+def test_a_percent_only_scale_up_policy_still_wakes_to_one() -> None:
+    percent = Behavior(scale_up=ScalingRules(policies=(ScalingPolicy(type=PolicyType.PERCENT, value=100,
+                                                                     period_seconds=15),)))  # 100% of 0 is 0
+    loop = Loop(_spec(behavior=percent), replicas=0)
+    assert [loop.sync(T0 + 15 * i, _queue(35)).desired_replicas for i in range(3)] == [1, 2, 4]
