@@ -40,6 +40,7 @@ from controller.history.prometheus import PrometheusHistory, authorization
 from controller.history.rules import ConfigError, load_rules
 from controller.history.source import ForecastSource, NoHistory
 from controller.http_auth import EndpointGuard
+from controller.kube.cached import cached_autoscaler
 from controller.kube.events import KubeEventSink
 from controller.kube.objects import API_GROUP, HPA_KIND, KIND
 from controller.kube.pods import CachedPodLister, pod_cache
@@ -61,7 +62,6 @@ from controller.http_server import build_http_app
 from controller.telemetry import ControllerTelemetry
 from kubecommon.gctune import freeze_heap
 from kubecommon.kube.cache import ObjectCache
-from kubecommon.kube.compact import strip_metadata
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import KubeConfigError
 from kubecommon.kube.errors import KubeError
@@ -190,9 +190,9 @@ class Controller:
                 pending.set()
                 asyncio.get_running_loop().call_later(_COALESCE_SECONDS, flush)
 
-        # kept: identity metadata, spec and status, strings interned (kubecommon.kube.compact)
+        # kept: identity metadata, spec, status but the decision's per-metric/step record (controller.kube.cached)
         cache = ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
-                            strip=strip_metadata, on_change=changed, track_changes=True)  # fmt: skip
+                            strip=cached_autoscaler, on_change=changed, track_changes=True)  # fmt: skip
         self.caches.append(cache)
         self._flushes[cache] = flush
         return cache

@@ -23,6 +23,7 @@ from controller.algorithm.behavior import ScaleHistory
 from controller.algorithm.conditions import Event, EventReason, EventType
 from controller.algorithm.decision import Decision
 from controller.algorithm.history_rules import restorable
+from controller.kube.cached import same_status
 from controller.kube.prediction_status import fallback_transition
 from controller.report import SyncReport
 
@@ -54,7 +55,7 @@ class ObjectState:
             return cached
         if self.echo_compared != version:
             self.echo_compared = version
-            if written == cached:
+            if same_status(written, cached):  # equal but for what the cache leaves out (controller.kube.cached)
                 self.written = cached
                 return cached
         return written
