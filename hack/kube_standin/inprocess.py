@@ -27,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -292,6 +294,8 @@ class InProcessAPIServer:
             meta["namespace"] = info.namespace
         if not meta.get("name"):
             meta["name"] = f"{meta.get('generateName', 'obj-')}{self.store.revision:08x}"
+        meta.setdefault("uid", str(uuid.uuid4()))
+        meta.setdefault("creationTimestamp", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         if self.get(collection, meta.get("namespace", ""), meta["name"]) is not None:
             raise AlreadyExists.for_object(info.resource, info.api_group, meta["name"])
         return web.json_response(self._commit(collection, body, "ADDED"), status=201)
