@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
 from adapter.discovery.registry import CustomMetricEntry, CustomMetricInfo, Registry
+from kubecommon import status
 from kubecommon.kube import errors as kube_errors
 from kubecommon.kube.objects import ObjectCaches
 from adapter.prometheus.api import PrometheusAPI, Sample
@@ -110,8 +111,9 @@ class CustomMetricsService:
                          label: str) -> MetricValueList:
         try:
             reader = await errors.kube_guarded(self._objects.reader(request.resource))
-        except kube_errors.UnknownResource:
-            raise errors.MetricNotFound.for_resource(str(request.resource), request.metric) from None
+        except kube_errors.UnknownResource as err:
+            # the resource left the cluster since start (a CRD deleted): upstream's lister fails
+            raise status.InternalError.wrapping("unable to list matching resources") from err
         # The cache answers in (namespace, name) order, the order of a kube LIST, as upstream;
         # names are unique within one namespace (or cluster-wide for cluster-scoped resources).
         names = list(map(_name_of, reader.list(request.namespace, request.label_selector)))

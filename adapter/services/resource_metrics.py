@@ -260,14 +260,17 @@ class ResourceMetricsService:
     def _first_usable(self, samples: Sequence[Sample], label: str,
                       unusable_by_name: dict[str, str]) -> dict[str, Sample]:
         """The first usable sample per object name (prometheus-adapter ignores later duplicates
-        for nodes); dropped samples are counted and their reason kept per name."""
+        for nodes); NaN counts as usable (served as 0, as upstream), ±Inf samples are dropped,
+        counted and their reason kept per name."""
         found: dict[str, Sample] = {}
         for sample in samples:
             name = sample.labels.get(label)
             if name is None or name in found:
                 continue
             reason = unusable(sample.value)
-            if reason is None:
+            if reason is None or reason == "nan":
+                # NaN is served as 0 (`cpu_quantity`, `memory_quantity`), as upstream serves a node
+                # whose usage is NaN or negative: `kubectl top nodes` keeps listing it
                 found[name] = sample
             else:
                 self._dropped("resource", reason)

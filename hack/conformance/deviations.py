@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from hack.conformance.controller_reconcile import as_upstream, is_reconcile_case
+from hack.conformance import deviation_normalisers as norm
 
 __all__ = ["DEVIATIONS", "LOG_DEVIATIONS", "Deviation", "excusing"]
 
@@ -57,126 +58,6 @@ def excusing(component: Component, case: Mapping[str, Any], got: Any,
     return None
 
 
-def _unescape_regex_values(got: Any, case: Mapping[str, Any] | None = None) -> Any:
-    """Undo RE2 QuoteMeta inside `=~"..."` / `!~"..."` (PromQL-quoted, so `\\\\.` in the text)."""
-    if not isinstance(got, str):
-        return got
-
-    def fix(match: re.Match[str]) -> str:
-        return match.group(1) + re.sub(r"\\\\([\\.+*?()|\[\]{}^$])", r"\1", match.group(2)) + '"'
-
-    return re.sub(r'([=!]~")((?:[^"\\]|\\.)*)"', fix, got)
-
-
-def _canonical_header_names(got: Any, case: Mapping[str, Any] | None = None) -> Any:
-    if not isinstance(got, dict):
-        return got
-    return {"-".join(p[:1].upper() + p[1:].lower() for p in k.split("-")): v for k, v in got.items()}
-
-
-def _as_upstream_series_request(got: Any, case: Mapping[str, Any] | None = None) -> Any:
-    if isinstance(got, dict) and isinstance(got.get("http_request"), dict):
-        return {**got, "http_request": {**got["http_request"], "method": "GET", "no_end_param": True}}
-    return got
-
-
-def _as_upstream_client_url(got: Any, case: Mapping[str, Any] | None = None) -> Any:
-    """Drop our `timeout` parameter and write times as Go's model.Time does (no trailing zeros)."""
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
-    if not isinstance(got, dict) or not isinstance(got.get("request_url"), str):
-        return got
-    parts = urlsplit(got["request_url"])
-    sent = parse_qsl(parts.query, keep_blank_values=True)
-    request = got.get("http_request") or {}
-    if request.get("method") == "POST":  # series are always POSTed (form body), with `end`=now
-        sent = [(k, v) for k, v in (request.get("query_params") or {}).items() if k != "end"]
-    params = [(k, re.sub(r"\.?0+$", "", v) if k in ("time", "start", "end") and "." in v else v)
-              for k, v in sorted(sent) if k != "timeout"]
-    return {**got, "request_url": urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))}
-
-
-def _without_placeholder(got: Any) -> Any:
-    """A discovery answer without the placeholder entry, in a list or in each listing of a dict."""
-    placeholders = ("custommetrics", "externalmetrics")
-    if isinstance(got, dict):
-        return {k: _without_placeholder(v) for k, v in got.items()}
-    if isinstance(got, list):
-        return [e for e in got if (e.get("name") if isinstance(e, dict) else e) not in placeholders]
-    return got
-
-
-def _milli_cpu(got: Any, case: Mapping[str, Any] | None = None) -> Any:
-    """metrics-server-style nano-core CPU truncated to upstream's millicores."""
-    from kubecommon.quantity import Quantity
-
-    if isinstance(got, str):
-        try:
-            return str(Quantity.from_milli(int(Quantity.parse(got).value * 1000)))
-        except ValueError:
-            return got
-    if isinstance(got, list):
-        return [_milli_cpu(item) for item in got]
-    if isinstance(got, dict):
-        return {k: (_milli_cpu(v) if k == "cpu" or isinstance(v, (dict, list)) else v) for k, v in got.items()}
-    return got
-
-
-def _is_cpu_case(case: Mapping[str, Any]) -> bool:
-    data = case.get("input", {})
-    return str(case.get("category", "")).startswith("resource_metrics") or data.get("api_path") == "resource.cpu"
-
-
-def _half_measured_pods_as_zero(got: Any, case: Mapping[str, Any]) -> Any:
-    """Our answer with the pods we left out (a container lacking a resource, a NaN sample) added
-    back as upstream serves them."""
-    if not isinstance(got, dict):
-        return got
-    data = case.get("input", {})
-    served = _milli_cpu(got.get("pod_metrics", []))
-    names = {(p["namespace"], p["name"]) for p in served}
-    from hack.conformance.upstream_pods import upstream_pod
-
-    added = [upstream_pod(p["namespace"], p["name"], data.get("prometheus_responses", {}))
-             for p in data.get("pods", []) if (p["namespace"], p["name"]) not in names]
-    every = sorted([*served, *added], key=lambda p: (p["namespace"], p["name"]))
-    return {**got, "pod_metrics_in_input_order": every, "pod_metrics": every}
-
-
-def _is_external_non_finite(case: Mapping[str, Any]) -> bool:
-    data = case.get("input", {})
-    return data.get("api_path") == "external" and str(data.get("prometheus_value")) in (
-        "NaN", "+Inf", "-Inf", "Inf", "inf", "nan")
-
-
-def _upstream_selector_error(case: Mapping[str, Any]) -> Any:
-    """What upstream answers for a `>`/`<` metric selector, from the request path."""
-    path = case.get("input", {}).get("http", "").split("?", 1)[0].split("/")
-    if case.get("category", "").startswith("external"):
-        return {"code": 500, "reason": "InternalError", "message": "Internal error occurred: unable to fetch metrics",
-                "details": {"causes": [{"message": "unable to fetch metrics"}]}}
-    resource = path[-3] if len(path) >= 3 else ""
-    return {"code": 404, "reason": "NotFound",
-            "message": f"the server could not find the metric {path[-1]} for {resource}"}
-
-
-def _category(*names: str) -> Callable[[Mapping[str, Any]], bool]:
-    return lambda case: case.get("category") in names
-
-
-def _upstream_fetch_error(case: Mapping[str, Any]) -> dict[str, Any]:
-    """Upstream's Status for any failed Prometheus call, in the shape the errors checker compares."""
-    status = {"code": 500, "reason": "InternalError", "message": "Internal error occurred: unable to fetch metrics"}
-    if "details" in case.get("expected", {}):
-        status["details"] = {"causes": [{"message": "unable to fetch metrics"}]}
-    return status
-
-
-def _prometheus_5xx(case: Mapping[str, Any]) -> bool:
-    status = case.get("input", {}).get("prometheus_http_status")
-    return isinstance(status, int) and status >= 500
-
-
 DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         component="adapter",
@@ -184,7 +65,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="object names and `in`/`notin` selector values are regex-escaped (RE2 QuoteMeta) "
         "inside =~/!~ matchers, so `ip-10-0-0-1.ec2.internal` or `in (a.b)` match only "
         "themselves; upstream pastes them in as raw regex (`.` matches any character).",
-        normalise=_unescape_regex_values,
+        normalise=norm.unescape_regex_values,
     ),
     Deviation(
         component="adapter",
@@ -192,8 +73,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="discovery always POSTs /api/v1/series (form body, no 414 from long selectors "
         "behind proxies) and sends `end`=now explicitly; upstream GETs without `end`, which "
         "Prometheus treats as now. Same parameters otherwise (match[], start = now - max age).",
-        normalise=_as_upstream_series_request,
-        applies=_category("custom.discovery_http"),
+        normalise=norm.as_upstream_series_request,
+        applies=norm.category("custom.discovery_http"),
     ),
     Deviation(
         component="adapter",
@@ -203,16 +84,16 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "(`1565786045.000`), which Prometheus reads as the same instant. Upstream sends `timeout` "
         "only from a context deadline and writes times without trailing zeros. Series are POSTed "
         "with `end` (see series-request-post-with-end).",
-        normalise=_as_upstream_client_url,
-        applies=_category("prometheus_client"),
+        normalise=norm.as_upstream_client_url,
+        applies=norm.category("prometheus_client"),
     ),
     Deviation(
         component="adapter",
         name="header-names-as-given",
         reason="--prometheus-header names are sent as written (`foo`), not canonicalised to "
         "`Foo`; HTTP header names are case-insensitive, so Prometheus and proxies see the same.",
-        normalise=_canonical_header_names,
-        applies=_category("cli.prometheus_header"),
+        normalise=norm.canonical_header_names,
+        applies=norm.category("cli.prometheus_header"),
     ),
     Deviation(
         component="adapter",
@@ -231,8 +112,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         name="cpu-nanocores",
         reason="metrics.k8s.io CPU is reported in nano-cores like metrics-server (`250500u` is "
         "0.2505 cores); upstream truncates to millicores, so sub-millicore usage reads 0.",
-        normalise=_milli_cpu,
-        applies=_is_cpu_case,
+        normalise=norm.milli_cpu,
+        applies=norm.is_cpu_case,
     ),
     Deviation(
         component="adapter",
@@ -241,8 +122,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "(or a NaN sample), as metrics-server serves a pod only when all its containers are measured; "
         "upstream writes 0 for what is missing, so kubectl top and the HPA sum a pod without that "
         "container's usage.",
-        normalise=_half_measured_pods_as_zero,
-        applies=_category("resource_metrics.pods"),
+        normalise=norm.half_measured_pods_as_zero,
+        applies=norm.category("resource_metrics.pods"),
     ),
     Deviation(
         component="adapter",
@@ -250,7 +131,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="an external metric sample of NaN or ±Inf becomes 0 / the int64 bound; upstream's "
         "unguarded float->int64 conversion yields -9223372036854775808m (issue #280's symptom).",
         normalise=lambda got, case: "-9223372036854775808m",
-        applies=_is_external_non_finite,
+        applies=norm.is_external_non_finite,
     ),
     Deviation(
         component="adapter",
@@ -270,9 +151,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "outage answered 503 ServiceUnavailable, like an unreachable or timed-out Prometheus, so "
         "clients see a retryable condition; upstream answers 500 InternalError 'unable to fetch "
         "metrics' for every failure.",
-        normalise=lambda got, case: _upstream_fetch_error(case)
+        normalise=lambda got, case: norm.upstream_fetch_error(case)
         if isinstance(got, dict) and got.get("code") == 503 else got,
-        applies=_prometheus_5xx,
+        applies=norm.prometheus_5xx,
     ),
     Deviation(
         component="adapter",
@@ -280,8 +161,18 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="a metric selector with `>`/`<` (which PromQL matchers cannot express) is the "
         "client's mistake: 400 BadRequest naming the operator; upstream answers 404 'could not "
         "find the metric' (custom) or 500 'unable to fetch metrics' (external).",
-        normalise=lambda got, case: _upstream_selector_error(case),
+        normalise=lambda got, case: norm.upstream_selector_error(case),
         applies=lambda case: bool(re.search(r"(%3[CE]|[<>])", case.get("input", {}).get("http", ""))),
+    ),
+    Deviation(
+        component="adapter",
+        name="invalid-metric-selector-is-400",
+        reason="a metricLabelSelector that does not parse is the client's mistake: 400 BadRequest with the "
+        "parser's message, so kubectl and the HPA's event show a request to fix; upstream returns the parse "
+        "error bare from its REST storage and the apiserver answers 500 with no reason, which reads as an "
+        "adapter fault (an HPA reports FailedGetObjectMetric either way; it retries both alike).",
+        normalise=norm.selector_error_as_upstream,
+        applies=norm.has_metric_label_selector,
     ),
     Deviation(
         component="adapter",
@@ -313,7 +204,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="with no metrics discovered yet, the APIResourceList holds one placeholder entry "
         "(`custommetrics` / `externalmetrics`) instead of none, so clients' discovery of the "
         "group does not fail while the first relist is pending.",
-        normalise=lambda got, case: _without_placeholder(got),
+        normalise=lambda got, case: norm.without_placeholder(got),
         applies=lambda case: case.get("category", "").endswith(("discovery_list", "discovery")),
     ),
     Deviation(

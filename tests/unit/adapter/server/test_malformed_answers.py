@@ -116,7 +116,27 @@ def resource_answer(bad: str) -> Any:
 
 
 @pytest.mark.timeout(5)
-@pytest.mark.parametrize("bad", ["NaN", "+Inf", "-Inf"])
+@pytest.mark.parametrize("bad", ["NaN", "-5"])
+async def test_a_node_with_a_nan_or_negative_sample_is_served_with_that_usage_at_0_as_upstream(bad: str) -> None:
+    """`kubectl top nodes` keeps listing the node, as with prometheus-adapter (the HPA reads no
+    node metrics); a pod with such a sample is left out (half-measured-pod-left-out)."""
+    async def handler(request: web.Request) -> web.StreamResponse:
+        query = str((await request.post()).get("query") or request.query.get("query", ""))
+        if "node" in query and "container" not in query:
+            usage = bad if "cpu" in query else "1"
+            return prom_json(vector(item("1", node="n1"), item(usage, node="n2")))
+        return prom_json(vector(item("0.5", pod="web-0", container="app")))
+
+    async with serve_adapter(handler) as adapter:
+        nodes = await (await adapter.get(f"{RESOURCE}/nodes")).json()
+        node = await adapter.get(f"{RESOURCE}/nodes/n2")
+        one = await node.json()
+    assert [n["metadata"]["name"] for n in nodes["items"]] == ["n1", "n2"]
+    assert (node.status, one["usage"]) == (200, {"cpu": "0", "memory": "1"})
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize("bad", ["+Inf", "-Inf"])
 async def test_resource_metrics_leave_out_unmeasurable_pods_and_nodes_instead_of_failing_the_list(bad: str) -> None:
     async with serve_adapter(resource_answer(bad)) as adapter:
         pods = await adapter.get(f"{RESOURCE}/namespaces/shop/pods")

@@ -213,8 +213,8 @@ class _BrokenCaches:
                  "unable to list matching resources: the Kubernetes API is unavailable", id="unreachable API"),
     pytest.param(kube_errors.KubeAPIError(status.Forbidden("pods is forbidden"), method="GET", path="/api/v1/pods"),
                  500, "Internal error occurred: unable to list matching resources", id="RBAC denies the list"),
-    pytest.param(kube_errors.UnknownResource("", "pods"), 404,
-                 "the server could not find the metric http_requests_per_second for pods", id="unknown resource"),
+    pytest.param(kube_errors.UnknownResource("", "pods"), 500, "Internal error occurred: unable to list matching "
+                 "resources", id="a resource the cluster no longer serves: upstream's 500"),
 ])
 async def test_object_cache_failures_for_selections(error: Exception, code: int, message: str) -> None:
     with pytest.raises(status.StatusError) as caught:
