@@ -1,25 +1,17 @@
 """One in-process Kubernetes API server for tests and benchmarks, on the stand-in's store and patches.
 
-Job: serve, on loopback (HTTP, or HTTPS with a fresh CA), the REST shapes client code reads and
-writes: discovery documents a configuration gives; LIST of any collection (namespace, label
-selector, `metadata.name` field selector, `limit`/`continue`) and WATCH (from a resourceVersion,
-or the current state as ADDED events; selector transitions as ADDED/DELETED; an ERROR 410 Expired
-once that version was compacted); GET/POST/PUT/PATCH/DELETE of objects with resourceVersion
-conflicts (409) and AlreadyExists; the `status` subresource; a `scale` subresource derived from the
-object as kube-apiserver derives it for workloads (spec.replicas, status.replicas, the selector).
-Objects live in `hack.kube_standin.store.Store` (one revision counter, bounded event log),
-patches are `hack.kube_standin.patch`, request attributes `kubecommon.requestinfo`.
+Job: serve on loopback (HTTP, or HTTPS with a fresh CA) discovery documents a configuration gives;
+LIST (namespace, label and `metadata.name` selectors, `limit`/`continue`) and WATCH (resume from a
+resourceVersion or start with the current state; selector transitions as ADDED/DELETED; ERROR 410
+once the version was compacted) of any collection; GET/POST/PUT/PATCH/DELETE with 409s; `status`;
+a `scale` derived from the object as kube-apiserver derives it for workloads. Built on
+`store.Store`, `patch.apply_patch`, `listing.translate` and `kubecommon.requestinfo`.
 
-Hooks a configuration sets to play what a real cluster does now and then: `conflicts` (the next N
-writes lose a race: the resourceVersion moves and they answer 409), `hold_events` / `release()`
-(a watch lagging behind writes), `forbidden` (collections whose LIST/WATCH answer 403: RBAC
-without list), `answers` (a path's fixed answer), `delay` (before those and `routes` answers),
-`drop_watch_after` (watch streams end after N events), `compact()` (every watch gets 410),
-`guard` (a check before the store: authentication, forced errors), `routes` (handlers for paths
-the store does not serve: metrics APIs, reviews) and `describe` (how `calls` records a request).
-
-Non-goals: validation, defaulting, RBAC, admission, CRD schemas, protobuf: `hack.kube_standin.server`
-is the strict server (its own process, kubectl-compatible); this one is fast and in-process.
+Hooks play what a real cluster does now and then: `conflicts` (the next N writes lose a race),
+`hold_events`/`release()` (a lagging watch), `forbidden` (403 on LIST/WATCH), `answers`, `delay`,
+`drop_watch_after`, `compact()`, `guard` (authentication, forced errors), `routes` (paths the store
+does not serve: metrics APIs, reviews) and `describe` (what `calls` records of a request).
+Non-goals: validation, defaulting, RBAC, admission: `server.py` is the strict server.
 """
 
 from __future__ import annotations
