@@ -12,7 +12,12 @@ export PATH := $(CURDIR)/.tools/node_modules/.bin:$(PATH)
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: test demo bench lint check clean
+# One version: pyproject.toml's; `make dist` stamps it on the chart package (tests/unit/test_release.py
+# keeps Chart.yaml's version and appVersion equal to it).
+VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+DIST ?= dist
+
+.PHONY: test demo bench lint docs docs-ref check clean dist e2e
 
 test:
 	@$(SETUP) prometheus helm kubectl
@@ -34,10 +39,40 @@ lint:
 	$(PY) -m mypy adapter controller kubecommon hack
 	$(VENV)/bin/lint-imports
 	$(PY) -m pylint adapter controller kubecommon hack
+	$(VENV)/bin/hadolint Dockerfile
+	$(VENV)/bin/actionlint
+	$(PY) -m hack.docs_ref --check
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
+
+# The docs site (mkdocs.yml, docs/): `make docs` builds it into build/site (open build/site/index.html).
+docs:
+	@$(SETUP)
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
+
+# Regenerates the reference pages (chart values, both binaries' flags, PromAutoscaler fields) from
+# their sources; `make lint` and tests/unit/hack/docs_ref/ fail while one is stale.
+docs-ref:
+	@$(SETUP)
+	$(PY) -m hack.docs_ref
 
 check: lint
 	@$(SETUP) prometheus helm kubectl
 	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
+# The end-to-end suite (tests/integration/e2e): against the API-server stand-in it starts, or against the
+# cluster of KUBECONFIG=... (docs/release.md says what that cluster must run).
+e2e:
+	@$(SETUP) prometheus kubectl
+	$(PY) -m pytest -q tests/integration/e2e $(PYTEST_ARGS)
+
+# Release artefacts in $(DIST)/: wheel and sdist (python -m build), the chart package (helm package), all
+# at pyproject's version (docs/release.md).
+dist:
+	@$(SETUP) helm
+	rm -rf $(DIST)
+	$(PY) -m build --outdir $(DIST) .
+	helm package charts/prom-autoscaler --destination $(DIST) --version $(VERSION) --app-version $(VERSION)
+	@ls -1 $(DIST)
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build $(DIST) *.egg-info
