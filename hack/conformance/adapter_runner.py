@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hack.conformance import adapter_answers as answers
 from hack.conformance import adapter_client as client
 from hack.conformance import adapter_compare as compare
 from hack.conformance import adapter_files as files
@@ -30,7 +31,8 @@ from hack.conformance import adapter_services as services
 from hack.conformance.deviations import LOG_DEVIATIONS, excusing
 from hack.conformance.runner import Verdict, run_cases, unreadable
 
-CHECKERS = {**rules.CHECKERS, **registry.CHECKERS, **services.CHECKERS, **flags.CHECKERS, **client.CHECKERS}
+CHECKERS = {**rules.CHECKERS, **registry.CHECKERS, **services.CHECKERS, **flags.CHECKERS, **client.CHECKERS,
+            **answers.CHECKERS}
 
 
 #: The `expected` keys each checker compares, per category (categories whose checker compares the
@@ -52,16 +54,13 @@ CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
         "external.request_to_promql": ("query", "discovery_entry"),
         "resource_metrics.query_build": ("query",),
         "quantity_conversion": ("quantity",),
-        "custom.errors": ("status", "reason", "message", "details"),
-        "custom.response_json": ("status", "body", "values", "items_described_object_names"),
-        "external.errors": ("status", "reason", "message", "details", "items", "values"),
-        "external.response_json": ("status", "reason", "message", "details", "items", "values"),
         "resource_metrics.pods": ("queries_issued_unordered", "pod_metrics_in_input_order", "pod_metrics"),
         "resource_metrics.nodes": ("queries_issued_unordered", "node_metrics_in_input_order", "node_metrics"),
         "cli.prometheus_header": ("http_headers",),
         "cli.flags": ("fatal_error", "success"),
         "custom.discovery_http": ("http_request", "prometheus_series_calls", "before_relist",
                                   "after_relist_unordered"),
+        **dict.fromkeys(answers.CHECKERS, tuple(answers.ANSWER_FIELDS)),
     }.items()
 }
 

@@ -7,7 +7,6 @@ Each takes (case, fixtures) and returns a `Result`; see adapter_runner for the c
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -101,32 +100,6 @@ def _pods(namespace: str, names: list[str]) -> FakeObjectCaches:
     return FakeObjectCaches({("", "pods"): pods})
 
 
-def check_custom_errors(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    from adapter.prometheus import errors as prom_errors
-
-    data, expected = case["input"], case["expected"]
-    prom = FakePrometheus()
-    path, _ = _parse_http(data["http"])
-    namespace = path.split("/")[5] if "/namespaces/" in path else ""
-    if "prometheus_http_status" in data:
-        # the error the real client raises for that answer (it maps status and body to a type)
-        from adapter.prometheus.client import PrometheusClient
-
-        try:
-            PrometheusClient.raise_for_document("/api/v1/query", int(data["prometheus_http_status"]),
-                                                 data.get("prometheus_body", ""))
-        except prom_errors.PrometheusError as err:
-            prom.queries = _Always(err)
-    objects = _pods(namespace, data.get("kube_list_result_names", ["web-1"]))
-    if data.get("kube_list_error"):
-        objects = _FailingList(str(data["kube_list_error"]))
-    try:
-        got = _custom_call(case, prom, objects)
-    except status.StatusError as err:
-        return judge(_want_status(expected), _status(err))
-    return Result(False, _want_status(expected), f"200 with {got}")
-
-
 class _FailingList(FakeObjectCaches):
     """Object caches whose list fails as the case says: "forbidden" (RBAC) is the API server's 403
     for that list, anything else its 500."""
@@ -157,47 +130,6 @@ class _Always(dict):  # type: ignore[type-arg]
 
     def get(self, key: Any, default: Any = None) -> Any:
         return self.answer
-
-
-def check_custom_response(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    from adapter.server import render_metrics
-
-    data, expected = case["input"], case["expected"]
-    prom = FakePrometheus(queries=_Always([_sample(i) for i in data["prometheus_vector"]]))
-    path, _ = _parse_http(data["http"])
-    names = [i["metric"]["kubernetes_pod_name"] for i in data["prometheus_vector"]]
-    result, version = _custom_call(case, prom, _pods(path.split("/")[5], names))
-    body = render_metrics.render_custom(result, version)
-    want = json.loads(json.dumps(expected))
-    for item in (*body["items"], *(want.get("body") or {}).get("items", [])):
-        item["timestamp"] = "<ts>"  # the adapter's clock at response time, upstream's too
-    got = {"status": 200, "body": body, "values": [i["value"] for i in body["items"]],
-           "items_described_object_names": [i["describedObject"]["name"] for i in body["items"]]}
-    return judge(want, got)
-
-
-def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    from adapter.server import render_metrics
-    from adapter.server.handlers.external_metrics import parse_path
-    from adapter.services.external_metrics import ExternalMetricsService
-
-    data, expected = case["input"], case["expected"]
-    rule = case.get("rule", {"seriesQuery": "queue_depth", "metricsQuery": "sum(<<.Series>>{<<.LabelMatchers>>})",
-                             "resources": {"namespaced": False}})
-    compiled = compile_case({"externalRules": [rule]})
-    registry = build_registry(compiled, {compiled.external[0].series_query: [series_from_rule(compiled.external[0])]})
-    result = data.get("prometheus_result", {"result": []})
-    prom = FakePrometheus(queries=_Always(_decoded(result)))
-    default_http = "GET /apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_depth"
-    path, params = _parse_http(data.get("http", default_http))
-    try:
-        request = parse_path(path.split("/", 4)[4], params.get("labelSelector"))
-        got = asyncio.run(ExternalMetricsService(registry=lambda: registry, prometheus=prom).get(request))
-    except status.StatusError as err:
-        return judge(_want_status(expected), _status(err))
-    body = render_metrics.render_external(got)
-    return judge({k: v for k, v in expected.items() if k in ("status", "items", "values", "reason", "message")},
-                   {"status": 200, "items": body["items"], "values": [i["value"] for i in body["items"]]})
 
 
 def _decoded(result: Mapping[str, Any]) -> Any:
@@ -311,10 +243,6 @@ def check_resource_nodes(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
 
 CHECKERS = {
     "quantity_conversion": check_quantity,
-    "custom.errors": check_custom_errors,
-    "custom.response_json": check_custom_response,
-    "external.errors": check_external,
-    "external.response_json": check_external,
     "http.routing": check_routing,
     "resource_metrics.pods": check_resource_pods,
     "resource_metrics.nodes": check_resource_nodes,

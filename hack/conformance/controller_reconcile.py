@@ -313,6 +313,7 @@ def _observed(got: _Replay, learned: Mapping[str, Any]) -> Json:
         "scale_updated": bool(updates),
         "scale_updated_to": updates[-1] if updates else None,
         "reconcile_returns_error": outcome.error is not None or outcome.status_write is WriteResult.ERROR,
+        "error": None if outcome.error is None else str(outcome.error),
         "status_update": written,
         "status_cpu_current_utilization_percent": cpu,
         "status_current_replicas": status.get("currentReplicas"),

@@ -139,5 +139,5 @@ def selector_error_as_upstream(got: Any, case: Mapping[str, Any] | None = None) 
     """Our 400 for a metricLabelSelector that does not parse, as upstream answers it: the parser's
     error returned bare from its REST storage, which the apiserver turns into 500 with no reason."""
     if isinstance(got, dict) and got.get("code") == 400 and got.get("reason") == "BadRequest":
-        return {"code": 500, "reason": "", "message": got.get("message")}
+        return {**got, "code": 500, "reason": ""}
     return got

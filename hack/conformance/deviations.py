@@ -151,7 +151,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "outage answered 503 ServiceUnavailable, like an unreachable or timed-out Prometheus, so "
         "clients see a retryable condition; upstream answers 500 InternalError 'unable to fetch "
         "metrics' for every failure.",
-        normalise=lambda got, case: norm.upstream_fetch_error(case)
+        normalise=lambda got, case: {**got, **norm.upstream_fetch_error(case)}
         if isinstance(got, dict) and got.get("code") == 503 else got,
         applies=norm.prometheus_5xx,
     ),

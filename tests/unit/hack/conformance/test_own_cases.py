@@ -1,0 +1,102 @@
+"""Our own case files (hack/conformance/cases/) cover the (family, field) pairs the public vector
+files never exercise, so the checkers themselves are tested: every case passes as written (or is
+excused by a listed deviation), and the same case with any one stated value changed FAILs, so a
+field the runner claimed to check but ignored would be caught."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from hack.conformance import adapter_runner, controller_runner
+from tests import paths
+
+CASES_DIR = paths.REPO / "hack" / "conformance" / "cases"
+ADAPTER = json.loads((CASES_DIR / "prometheus-adapter-own.json").read_text())["cases"]
+CONTROLLER = json.loads((CASES_DIR / "hpa-own.json").read_text())["cases"]
+
+
+def _changed(value: Any) -> Any:
+    """A different value of the same shape."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return value + "-changed"
+    if isinstance(value, list):
+        return [*value, value[-1]] if value else ["extra"]
+    if isinstance(value, dict):
+        key = next(iter(value))
+        return {**value, key: _changed(value[key])}
+    raise AssertionError(f"no change for {value!r}")
+
+
+def _mutations(cases: list[dict[str, Any]]) -> list[Any]:
+    out = []
+    for case in cases:
+        for key, value in case["expected"].items():
+            if value is None:
+                continue
+            mutated = copy.deepcopy(case)
+            mutated["expected"][key] = _changed(value)
+            out.append(pytest.param(mutated, id=f"{case['id']}:{key}"))
+    return out
+
+
+def _adapter_verdict(case: dict[str, Any]) -> tuple[str, str]:
+    return adapter_runner._run_case(case, {"__cases__": {}})
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in ADAPTER])
+def test_every_own_adapter_case_passes_or_is_excused_by_a_deviation(case: dict[str, Any]) -> None:
+    verdict, detail = _adapter_verdict(case)
+    assert verdict == "PASS" or (verdict == "SKIP" and detail.startswith("deviation ")), detail
+    assert "does not check" not in detail
+
+
+@pytest.mark.parametrize("case", _mutations(ADAPTER))
+def test_an_own_adapter_case_with_one_value_changed_fails(case: dict[str, Any]) -> None:
+    verdict, detail = _adapter_verdict(case)
+    assert verdict == "FAIL", detail
+    assert "does not check" not in detail
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CONTROLLER])
+def test_every_own_controller_case_passes(case: dict[str, Any]) -> None:
+    verdict, _, detail = controller_runner.case_outcome(case, 0, set())
+    assert verdict == "PASS", detail
+
+
+@pytest.mark.parametrize("case", _mutations(CONTROLLER))
+def test_an_own_controller_case_with_one_value_changed_fails(case: dict[str, Any]) -> None:
+    verdict, _, detail = controller_runner.case_outcome(case, 0, set())
+    assert verdict == "FAIL", detail
+    assert "cannot check" not in detail
+
+
+def test_the_own_files_cover_the_answer_families_fields_the_public_file_never_uses() -> None:
+    from hack.conformance.adapter_answers import ANSWER_FIELDS, CHECKERS
+
+    public = json.loads((paths.VECTORS / "prometheus-adapter-public.json").read_text())["cases"]
+    pairs = {(c["category"], k) for c in (*public, *ADAPTER) for k in c["expected"]}
+    applicable = {(family, field) for family in CHECKERS for field in ANSWER_FIELDS
+                  if not (family.startswith("external") and field == "items_described_object_names")}
+    assert sorted(applicable - pairs) == []
+    controller_fields = {k for c in CONTROLLER for k in c["expected"]}
+    assert {"error_contains", "conditions", "events"} <= controller_fields
+
+
+def test_a_controller_error_answer_meets_error_contains_and_fails_a_field_it_lacks() -> None:
+    case = next(c for c in CONTROLLER if c["kind"] == "calculate_requests")
+    with_other = copy.deepcopy(case)
+    with_other["expected"]["requests_milli"] = 5
+    verdict, _, detail = controller_runner.case_outcome(with_other, 0, set())
+    assert (verdict, "no answer" in detail) == ("FAIL", True), detail
+
+
+def test_both_own_case_files_are_found() -> None:
+    assert sorted(p.name for p in CASES_DIR.glob("*.json")) == ["hpa-own.json", "prometheus-adapter-own.json"]
