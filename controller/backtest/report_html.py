@@ -19,100 +19,113 @@ from collections import deque
 from collections.abc import Sequence
 from html import escape
 
+from controller.backtest.chart import Band, Dots, Figure, Line, Panel, render_svg
 from controller.backtest.report import (
     Report, difference_lines, fmt_seconds, fmt_time, gap_lines, summary_rows, warning_lines,
 )  # fmt: skip
 
 __all__ = ["render_html"]
 
-_BUCKETS = 800
-_W, _H, _PAD = 960, 220, 40
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
 _STYLE = ("body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse}"
           "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th:first-child,td:first-child"
           "{text-align:left}pre{background:#f6f6f6;padding:1em;overflow-x:auto}svg{background:#fff}"
           "code{font-size:90%}")
+_MAX_BANDS = 300
 
 
-def _reduce(values: Sequence[float]) -> list[tuple[int, float]]:
-    """(index, value) points: everything when short, else the min and max of each bucket."""
-    n = len(values)
-    if n <= 2 * _BUCKETS:
-        return [(i, v) for i, v in enumerate(values) if not math.isnan(v)]
-    out: list[tuple[int, float]] = []
-    size = n / _BUCKETS
-    for b in range(_BUCKETS):
-        lo, hi = int(b * size), int((b + 1) * size)
-        chunk = [(v, i) for i, v in enumerate(values[lo:hi], lo) if not math.isnan(v)]
-        if chunk:
-            low, high = min(chunk), max(chunk)
-            out += sorted({(low[1], low[0]), (high[1], high[0])})
-    return out
+def _colour(k: int) -> str:
+    return _COLOURS[k % len(_COLOURS)]
 
 
-class _Chart:
-    def __init__(self, title: str, count: int, top: float) -> None:
-        self.title, self.count = title, max(count, 2)
-        self.top = top if top > 0 and math.isfinite(top) else 1.0
-        self.parts: list[str] = []
-
-    def x(self, i: float) -> float:
-        return _PAD + (_W - 2 * _PAD) * i / (self.count - 1)
-
-    def y(self, v: float) -> float:
-        return _H - _PAD / 2 - (_H - _PAD) * v / self.top
-
-    def line(self, name: str, values: Sequence[float], colour: str, dashed: bool = False) -> None:
-        points = " ".join(f"{self.x(i):.1f},{self.y(v):.1f}" for i, v in _reduce(values))
-        dash = ' stroke-dasharray="5,3"' if dashed else ""
-        self.parts.append(f'<polyline data-series="{escape(name)}" fill="none" stroke="{colour}" '
-                          f'stroke-width="1.2"{dash} points="{points}"><title>{escape(name)}</title></polyline>')
-
-    def marks(self, name: str, points: Sequence[tuple[int, float]], colour: str) -> None:
-        dots = "".join(f'<circle cx="{self.x(i):.1f}" cy="{self.y(v):.1f}" r="2.5"/>' for i, v in points[:2000])
-        self.parts.append(f'<g data-series="{escape(name)}" fill="{colour}"><title>{escape(name)}</title>{dots}</g>')
-
-    def svg(self, start: str, end: str) -> str:
-        axis = (f'<line x1="{_PAD}" y1="{self.y(0):.1f}" x2="{_W - _PAD}" y2="{self.y(0):.1f}" stroke="#999"/>'
-                f'<text x="{_PAD}" y="{_H - 2}" font-size="11">{start}</text>'
-                f'<text x="{_W - _PAD}" y="{_H - 2}" font-size="11" text-anchor="end">{end}</text>'
-                f'<text x="2" y="{self.y(self.top) + 4:.1f}" font-size="11">{self.top:g}</text>'
-                f'<text x="2" y="{self.y(0):.1f}" font-size="11">0</text>')
-        return (f'<h3>{escape(self.title)}</h3><svg xmlns="http://www.w3.org/2000/svg" width="{_W}" '
-                f'height="{_H}" viewBox="0 0 {_W} {_H}">{axis}{"".join(self.parts)}</svg>')
+def _width(k: int, runs: int) -> float:
+    """Overlaid runs: the first widest and drawn first, so a later one on top leaves it showing."""
+    return 1.2 + 1.6 * (runs - 1 - k) if runs > 1 else 1.2
 
 
-def _replicas_chart(report: Report) -> _Chart:
+def _chart(title: str, report: Report, *panels: Panel) -> tuple[str, str]:
     grid = report.runs[0].timeline.grid
-    known = [a for a in report.actual if a is not None]
-    top = max([max(r.timeline.spec.max_replicas, max(r.timeline.replicas, default=0)) for r in report.runs]
-              + known) * 1.1
-    chart = _Chart("Replicas", grid.count, top)
+    return title, render_svg(Figure(panels=panels, start=grid.start, end=grid.end, title=title))
+
+
+def _differ_bands(report: Report, times: Sequence[float]) -> list[Band]:
+    """Where any compared run's replicas differ from the first's, as shaded spans (nearby spans
+    merged so at most `_MAX_BANDS` remain), each titled with the counts over the span."""
+    runs = report.runs
+    spans: list[list[int]] = []
+    for i in range(len(times)):
+        if any(r.timeline.replicas[i] != runs[0].timeline.replicas[i] for r in runs[1:]):
+            if spans and spans[-1][1] == i - 1:
+                spans[-1][1] = i
+            else:
+                spans.append([i, i])
+    gap = 1
+    while len(spans) > _MAX_BANDS:
+        gap *= 2
+        merged: list[list[int]] = []
+        for lo, hi in spans:
+            if merged and lo - merged[-1][1] <= gap:
+                merged[-1][1] = hi
+            else:
+                merged.append([lo, hi])
+        spans = merged
+    bands = []
+    for lo, hi in spans:
+        counts = "; ".join(f"{r.name} {min(r.timeline.replicas[lo:hi + 1])}-{max(r.timeline.replicas[lo:hi + 1])}"
+                           for r in runs)
+        step = report.runs[0].timeline.grid.step
+        bands.append(Band(start=times[lo] - step / 2, end=times[hi] + step / 2,
+                          title=f"{fmt_time(times[lo])} .. {fmt_time(times[hi])}: replicas differ ({counts})"))
+    return bands
+
+
+def _replicas_charts(report: Report, times: Sequence[float]) -> list[tuple[str, str]]:
+    grid = report.runs[0].timeline.grid
+    n = len(report.runs)
+    lines, dots = [], []
     for k, run in enumerate(report.runs):
-        colour = _COLOURS[k % len(_COLOURS)]
-        chart.line(f"replicas: {run.name}", [float(r) for r in run.timeline.replicas], colour)
-        index = {c.time: c.after for c in run.timeline.changes}
-        chart.marks(f"scale events: {run.name}",
-                    [(grid.index(t), float(v)) for t, v in index.items()], colour)
+        lines.append(Line(key=f"replicas: {run.name}", label=run.name, times=times, colour=_colour(k),
+                          values=[float(r) for r in run.timeline.replicas], width=_width(k, n),
+                          opacity=0.75 if k < n - 1 else 1.0))
+        dots.append(Dots(key=f"scale events: {run.name}", label=f"scale events: {run.name}", colour=_colour(k),
+                         points=[(grid.time(grid.index(c.time)), float(c.after)) for c in run.timeline.changes]))
     if report.actual:
-        chart.line("replicas: actual", [math.nan if a is None else a for a in report.actual], "#555", True)
-    return chart
+        lines.append(Line(key="replicas: actual", label="actual", times=times, colour="#555", dash="5,3",
+                          values=[math.nan if a is None else a for a in report.actual]))
+    limits = [float(r.timeline.spec.max_replicas) for r in report.runs]
+    charts = [_chart("Replicas", report, Panel(title="replicas per spec" + (
+        " (shaded: where the specs differ)" if n > 1 else ""), lines=lines, dots=dots, integer=True,
+        include=limits, bands=_differ_bands(report, times) if n > 1 else ()))]
+    if n > 1:
+        base = report.runs[0]
+        diffs = [Line(key=f"replicas difference: {r.name} - {base.name}", label=f"{r.name} - {base.name}",
+                      times=times, colour=_colour(k), values=[float(a - b) for a, b in
+                                                              zip(r.timeline.replicas, base.timeline.replicas,
+                                                                  strict=True)])
+                 for k, r in enumerate(report.runs[1:], 1)]
+        charts.append(_chart(f"Replicas compared: each spec minus {base.name} (above 0: more replicas)", report,
+                             Panel(title=f"replicas minus {base.name}", lines=diffs, height=140, integer=True,
+                                   robust=False, include=[1.0, -1.0], fmt=lambda v: f"{v:+g}" if v else "0")))
+    return charts
 
 
-def _metric_charts(report: Report) -> list[_Chart]:
+def _metric_charts(report: Report, times: Sequence[float]) -> list[tuple[str, str]]:
     grid = report.runs[0].timeline.grid
+    n = len(report.runs)
     charts = []
     for k in range(max(len(r.metrics) for r in report.runs)):
         runs = [r for r in report.runs if k < len(r.metrics)]
-        finite = [v for r in runs for v in (*r.timeline.values[k], r.timeline.targets[k]) if math.isfinite(v)]
-        chart = _Chart(f"Metric {k}: " + " / ".join(sorted({f"{r.metrics[k].label} [{r.metrics[k].unit}]"
-                                                            for r in runs})),
-                       grid.count, max(finite, default=1.0) * 1.1)
+        lines = []
         for run in runs:
-            colour = _COLOURS[report.runs.index(run) % len(_COLOURS)]
-            chart.line(f"metric {k}: {run.name}", run.timeline.values[k], colour)
-            chart.line(f"target {k}: {run.name}", [run.timeline.targets[k]] * grid.count, colour, True)
-        charts.append(chart)
+            c = report.runs.index(run)
+            lines.append(Line(key=f"metric {k}: {run.name}", label=f"value: {run.name}", times=times,
+                              values=run.timeline.values[k], colour=_colour(c), width=_width(c, n),
+                              opacity=0.75 if c < n - 1 else 1.0))
+            lines.append(Line(key=f"target {k}: {run.name}", label=f"target: {run.name}", dash="5,3",
+                              times=[grid.start, grid.end], values=[run.timeline.targets[k]] * 2, colour=_colour(c)))
+        title = f"Metric {k}: " + " / ".join(sorted({f"{r.metrics[k].label} [{r.metrics[k].unit}]" for r in runs}))
+        charts.append(_chart(title, report, Panel(title="value as the algorithm compared it, and its target",
+                                                  lines=lines, include=[r.timeline.targets[k] for r in runs])))
     return charts
 
 
@@ -134,7 +147,7 @@ def _ahead(values: Sequence[float], ticks: int) -> list[float]:
     return out
 
 
-def _forecast_charts(report: Report) -> list[_Chart]:
+def _forecast_charts(report: Report, times: Sequence[float]) -> list[tuple[str, str]]:
     """Per predictive run and metric: the forecast made at each sync, the highest recorded load over
     the horizon after it (what it aimed at) and the recorded load, in the metric's milli-units."""
     grid = report.runs[0].timeline.grid
@@ -142,29 +155,29 @@ def _forecast_charts(report: Report) -> list[_Chart]:
     for k, run in enumerate(report.runs):
         t = run.timeline
         for m, (forecast, load) in enumerate(zip(t.forecasts, t.loads, strict=False)):
-            ahead = _ahead(load, max(0, round(t.horizon / grid.step)))
-            finite = [v for v in (*forecast, *load) if math.isfinite(v)]
             if not any(math.isfinite(v) for v in forecast):
                 continue
-            chart = _Chart(f"Forecast vs what happened: {run.name} metric {m} ({run.metrics[m].label}, m; "
-                           f"horizon {fmt_seconds(t.horizon)})", grid.count, max(finite, default=1.0) * 1.1)
-            chart.line(f"recorded load {m}: {run.name}", load, "#555")
-            chart.line(f"highest load over the horizon {m}: {run.name}", ahead, "#2ca02c", True)
-            chart.line(f"forecast {m}: {run.name}", forecast, _COLOURS[k % len(_COLOURS)])
-            charts.append(chart)
+            ahead = _ahead(load, max(0, round(t.horizon / grid.step)))
+            lines = [Line(key=f"recorded load {m}: {run.name}", label="recorded load", times=times, values=load,
+                          colour="#555", width=2.4, opacity=0.6),
+                     Line(key=f"highest load over the horizon {m}: {run.name}", label="highest load over the horizon",
+                          times=times, values=ahead, colour="#2ca02c", dash="5,3"),
+                     Line(key=f"forecast {m}: {run.name}", label="forecast", times=times, values=forecast,
+                          colour=_colour(k))]
+            charts.append(_chart(f"Forecast vs what happened: {run.name} metric {m} ({run.metrics[m].label}, m; "
+                                 f"horizon {fmt_seconds(t.horizon)})", report, Panel(title="milli-units", lines=lines)))
     return charts
 
 
-def _nodes_chart(report: Report) -> _Chart | None:
+def _nodes_chart(report: Report, times: Sequence[float]) -> list[tuple[str, str]]:
     per = report.per_node
     if not per:
-        return None
-    grid = report.runs[0].timeline.grid
-    series = [[float(math.ceil(r / per)) for r in run.timeline.replicas] for run in report.runs]
-    chart = _Chart(f"Nodes needed ({per} pods per node)", grid.count, max(max(s) for s in series) * 1.1)
-    for k, (run, values) in enumerate(zip(report.runs, series, strict=True)):
-        chart.line(f"nodes: {run.name}", values, _COLOURS[k % len(_COLOURS)])
-    return chart
+        return []
+    n = len(report.runs)
+    lines = [Line(key=f"nodes: {run.name}", label=run.name, times=times, colour=_colour(k), width=_width(k, n),
+                  values=[float(math.ceil(r / per)) for r in run.timeline.replicas], opacity=0.75 if k < n - 1 else 1)
+             for k, run in enumerate(report.runs)]
+    return [_chart(f"Nodes needed ({per} pods per node)", report, Panel(title="nodes", lines=lines, integer=True))]
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -176,10 +189,9 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def render_html(report: Report) -> str:
     grid = report.runs[0].timeline.grid
     start, end = fmt_time(grid.start), fmt_time(grid.end)
-    charts = [_replicas_chart(report), *_metric_charts(report), *_forecast_charts(report)]
-    nodes = _nodes_chart(report)
-    if nodes is not None:
-        charts.append(nodes)
+    times = [grid.time(i) for i in range(grid.count)]
+    charts = [*_replicas_charts(report, times), *_metric_charts(report, times), *_forecast_charts(report, times),
+              *_nodes_chart(report, times)]
     legend = " ".join(f'<span style="color:{_COLOURS[k % len(_COLOURS)]}">&#9632; {escape(r.name)}</span>'
                       for k, r in enumerate(report.runs))
     model = [(r.name, f"[{k}] {m.label}", m.assumption, m.rule, m.promql)
@@ -191,10 +203,11 @@ def render_html(report: Report) -> str:
         f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Backtest {start} .. {end}</title>",
         f"<style>{_STYLE}</style></head><body><h1>Backtest</h1>",
         f"<p>{start} .. {end}, step {fmt_seconds(grid.step)}, {grid.count} syncs per spec. {legend}; "
-        "dashed: targets and actual replicas; dots: scale events.</p>",
+        "dashed: targets and actual replicas; dots: scale events; &#9650; on a chart's top edge: values above its "
+        "axis (the axis leaves out a few far outliers); hover over a chart for the values at that time.</p>",
         "<h2>Summary</h2>", _table(["", *(r.name for r in report.runs)],
                                    [[label, *cells] for label, cells in summary_rows(report)]),
-        "<h2>Charts</h2>", *(c.svg(start, end) for c in charts),
+        "<h2>Charts</h2>", *(f"<h3>{escape(title)}</h3>{svg}" for title, svg in charts),
         f"<h2>Load model</h2><p>Actual replicas: {escape(report.actual_source)}.</p>",
         _table(["spec", "metric", "assumption", "rule", "query"], model),
         "<h2>History gaps</h2><pre>", escape("\n".join(gap_lines(report.gaps, grid.step)

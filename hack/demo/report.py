@@ -1,4 +1,5 @@
-"""`make demo`, the autoscaling page: one self-contained HTML file with an inline SVG chart.
+"""`make demo`, the autoscaling page: one self-contained HTML file with an inline SVG chart, drawn
+by the product's one chart renderer (`controller.backtest.chart`, which the backtest report uses).
 
 Input is what hack/demo/autoscale.py recorded while the controller ran: samples of the load the
 demo drove, the metric as the controller last read it, the Deployment's `/scale` replicas and the
@@ -17,19 +18,18 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
+from controller.backtest.chart import Event, Figure, Line, Note, Panel
+from controller.backtest.chart import render_svg as render_chart
+
 __all__ = ["Recording", "Sample", "ScaleEvent", "render_html"]
 
-_WIDTH, _LEFT, _RIGHT = 960, 64, 24
-_METRIC_TOP, _METRIC_HEIGHT = 40, 200
-_REPLICAS_TOP, _REPLICAS_HEIGHT = 300, 170
-_HEIGHT = _REPLICAS_TOP + _REPLICAS_HEIGHT + 50
+_METRIC_HEIGHT, _REPLICAS_HEIGHT = 200, 170
 _COLORS = {"metric": "#1f77b4", "target": "#d62728", "replicas": "#2ca02c", "desired": "#ff7f0e",
            "load": "#9467bd", "up": "#2ca02c", "down": "#d62728"}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Sample:
@@ -101,149 +101,53 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Axes:
-    t0: float
-    span: float
-    top: float
-    height: float
-    y_max: float
-
-    def x(self, t: float) -> float:
-        return round(_LEFT + (t - self.t0) / self.span * (_WIDTH - _LEFT - _RIGHT), 1)
-
-    def y(self, value: float) -> float:
-        return round(self.top + self.height - value / self.y_max * self.height, 1)
-
-
-def _steps(points: Sequence[tuple[float, float | None]], axes: _Axes) -> list[str]:
-    """Step polylines (a value holds until the next sample); a None breaks the line."""
-    lines: list[str] = []
-    current: list[str] = []
-    last: float | None = None
-    for t, value in points:
-        if value is None:
-            if len(current) > 1:
-                lines.append(" ".join(current))
-            current, last = [], None
-            continue
-        if last is not None and value != last:
-            current.append(f"{axes.x(t)},{axes.y(last)}")
-        current.append(f"{axes.x(t)},{axes.y(value)}")
-        last = value
-    if len(current) > 1:
-        lines.append(" ".join(current))
-    return lines
-
-
-def _series(name: str, label: str, points: Sequence[tuple[float, float | None]], axes: _Axes,
-            *, dash: str = "") -> str:
-    style = f' stroke-dasharray="{dash}"' if dash else ""
-    return "".join(f'<polyline data-series="{name}" points="{pts}" fill="none" stroke="{_COLORS[name]}" '
-                   f'stroke-width="2"{style}><title>{_esc(label)}</title></polyline>'
-                   for pts in _steps(points, axes))
-
-
-def _grid(axes: _Axes, ticks: Sequence[float], fmt: Callable[[float], str], title: str) -> str:
-    parts = [f'<text x="{_LEFT}" y="{axes.top - 10}" font-weight="bold">{_esc(title)}</text>']
-    for value in ticks:
-        y = axes.y(value)
-        parts.append(f'<line x1="{_LEFT}" x2="{_WIDTH - _RIGHT}" y1="{y}" y2="{y}" stroke="#e5e5e5"/>'
-                     f'<text x="{_LEFT - 6}" y="{y + 4}" text-anchor="end">{_esc(fmt(value))}</text>')
-    parts.append(f'<rect x="{_LEFT}" y="{axes.top}" width="{_WIDTH - _LEFT - _RIGHT}" height="{axes.height}" '
-                 'fill="none" stroke="#999"/>')
-    return "".join(parts)
-
-
-def _ticks(y_max: float, count: int = 5) -> list[float]:
-    step = max(1.0, round(y_max / count))
-    return [i * step for i in range(int(y_max // step) + 1)]
-
-
-def _time_axis(axes: _Axes, bottom: float) -> str:
-    step = 10 if axes.span <= 150 else 30
-    parts = []
-    for second in range(0, int(axes.span) + 1, step):
-        x = axes.x(axes.t0 + second)
-        parts.append(f'<line x1="{x}" x2="{x}" y1="{bottom}" y2="{bottom + 5}" stroke="#999"/>'
-                     f'<text x="{x}" y="{bottom + 18}" text-anchor="middle">{second}s</text>')
-    parts.append(f'<text x="{_WIDTH - _RIGHT}" y="{bottom + 36}" text-anchor="end">seconds since the '
-                 f'controller started ({_clock(axes.t0)} UTC)</text>')
-    return "".join(parts)
-
-
-def _markers(events: Sequence[ScaleEvent], metric: _Axes, replicas: _Axes) -> str:
-    parts = []
-    for index, event in enumerate(events):
-        x, color = metric.x(event.t), _COLORS[event.direction]
-        title = _esc(f"{event.time}  {event.summary()}" + (f"\nEvent: {event.event_message}"
-                                                             if event.event_message else ""))
-        parts.append(f'<g class="scale-event" data-index="{index}" data-from="{event.from_replicas}" '
-                     f'data-to="{event.to_replicas}" data-direction="{event.direction}"><title>{title}</title>'
-                     f'<line x1="{x}" x2="{x}" y1="{metric.top}" y2="{replicas.top + replicas.height}" '
-                     f'stroke="{color}" stroke-width="6" stroke-opacity="0.15"/>'
-                     f'<line x1="{x}" x2="{x}" y1="{metric.top}" y2="{replicas.top + replicas.height}" '
-                     f'stroke="{color}" stroke-dasharray="2 3"/>'
-                     f'<circle cx="{x}" cy="{replicas.y(event.to_replicas)}" r="6" fill="{color}"/>'
-                     f'<text x="{x + 8}" y="{replicas.y(event.to_replicas) - 8}" fill="{color}">'
-                     f'{event.from_replicas}&#8594;{event.to_replicas}</text></g>')
-    return "".join(parts)
-
-
-def _phases(samples: Sequence[Sample], axes: _Axes) -> str:
-    """A faint line and the phase's name (baseline, step up, ...) where each phase starts."""
-    parts: list[str] = []
+def _phases(samples: Sequence[Sample]) -> list[Note]:
+    """Where each phase starts (baseline, step up, ...), with its load."""
+    notes: list[Note] = []
     last = None
     for s in samples:
         if s.phase != last:
-            x, row = axes.x(s.t), len(parts) % 2  # alternate rows: a short phase's name fits
-            parts.append(f'<g class="phase"><line x1="{x}" x2="{x}" y1="{axes.top}" y2="{axes.top + axes.height}" '
-                         f'stroke="#bbb"/><text x="{x + 4}" y="{axes.top + 14 + 14 * row}" fill="#777">'
-                         f'{_esc(s.phase)} (load {s.load:g})</text></g>')
+            notes.append(Note(t=s.t, text=f"{s.phase} (load {s.load:g})"))
             last = s.phase
-    return "".join(parts)
+    return notes
 
 
-def _legend(y: float) -> str:
-    items = (("metric", "metric (per-pod average the controller read)", ""), ("target", "target", "6 4"),
-             ("replicas", "replicas (/scale spec.replicas)", ""),
-             ("desired", "status.desiredReplicas", "4 3"))
-    parts, x = [], _LEFT
-    for name, label, dash in items:
-        style = f' stroke-dasharray="{dash}"' if dash else ""
-        parts.append(f'<line x1="{x}" x2="{x + 24}" y1="{y}" y2="{y}" stroke="{_COLORS[name]}" '
-                     f'stroke-width="2"{style}/><text x="{x + 30}" y="{y + 4}">{_esc(label)}</text>')
-        x += 34 + 7 * len(label)
-    return "".join(parts)
+def _event(index: int, event: ScaleEvent) -> Event:
+    title = f"{event.time}  {event.summary()}" + (f"\nEvent: {event.event_message}" if event.event_message else "")
+    return Event(t=event.t, title=title, colour=_COLORS[event.direction], dot=(1, event.to_replicas),
+                 label=f"{event.from_replicas}\u2192{event.to_replicas}",
+                 attrs={"class": "scale-event", "data-index": str(index), "data-from": str(event.from_replicas),
+                        "data-to": str(event.to_replicas), "data-direction": event.direction})
 
 
 def render_svg(rec: Recording) -> str:
-    """The chart alone: a well-formed SVG document (xml.etree parses it)."""
+    """The chart alone, drawn by the product's chart renderer: a well-formed SVG document."""
     t0 = rec.started
-    span = max(rec.finished - t0, 1.0) * 1.06  # room for the last event's label
-    metric_max = max([s.metric for s in rec.samples if s.metric is not None] + [rec.target]) * 1.15
-    replicas_max = max([s.replicas or 0 for s in rec.samples] + [s.status_desired or 0 for s in rec.samples]
-                       + [e.to_replicas for e in rec.events] + [1]) + 1
-    m = _Axes(t0=t0, span=span, top=_METRIC_TOP, height=_METRIC_HEIGHT, y_max=metric_max)
-    r = _Axes(t0=t0, span=span, top=_REPLICAS_TOP, height=_REPLICAS_HEIGHT, y_max=replicas_max)
-    body = [
-        _legend(14),
-        _grid(m, _ticks(metric_max), lambda v: f"{v:g}", f"{rec.metric_name} per pod, against its target"),
-        _series("target", f"target: {rec.target:g} per pod", [(t0, rec.target), (t0 + span, rec.target)], m,
-                dash="6 4"),
-        _phases(rec.samples, m),
-        _series("metric", "metric the controller read", [(s.t, s.metric) for s in rec.samples], m),
-        _grid(r, _ticks(replicas_max), lambda v: f"{v:g}", f"replicas of Deployment {rec.namespace}/{rec.name}"),
-        _series("desired", "status.desiredReplicas", [(s.t, _num(s.status_desired)) for s in rec.samples], r,
-                dash="4 3"),
-        _series("replicas", "/scale spec.replicas", [(s.t, _num(s.replicas)) for s in rec.samples], r),
-        _markers(rec.events, m, r),
-        _time_axis(r, r.top + r.height),
-    ]
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
-            f'viewBox="0 0 {_WIDTH} {_HEIGHT}" font-family="sans-serif" font-size="12">'
-            f'<title>{_esc(f"PromAutoscaler {rec.namespace}/{rec.name}: metric, target and replicas")}</title>'
-            + "".join(body) + "</svg>")
+    end = t0 + max(rec.finished - t0, 1.0) * 1.06  # room for the last event's label
+    times = [s.t for s in rec.samples]
+
+    def line(key: str, label: str, values: Sequence[float | None], title: str, dash: str = "") -> Line:
+        return Line(key=key, label=label, title=title, times=times, values=values, colour=_COLORS[key],
+                    dash=dash, width=2, step=True)
+
+    metric = Panel(title=f"{rec.metric_name} per pod, against its target", height=_METRIC_HEIGHT,
+                   notes=_phases(rec.samples), include=[rec.target * 1.1], fmt=lambda v: f"{v:g}", lines=[
+                       line("metric", "metric (per-pod average the controller read)", [s.metric for s in rec.samples],
+                            "metric the controller read"),
+                       Line(key="target", label="target", title=f"target: {rec.target:g} per pod", times=[t0, end],
+                            values=[rec.target, rec.target], colour=_COLORS["target"], dash="6 4", width=2)])
+    replicas = Panel(title=f"replicas of Deployment {rec.namespace}/{rec.name}", height=_REPLICAS_HEIGHT,
+                     integer=True, fmt=lambda v: f"{v:g}",
+                     include=[max([e.to_replicas for e in rec.events] + [1]) + 1], lines=[
+                         line("replicas", "replicas (/scale spec.replicas)", [_num(s.replicas) for s in rec.samples],
+                              "/scale spec.replicas"),
+                         line("desired", "status.desiredReplicas", [_num(s.status_desired) for s in rec.samples],
+                              "status.desiredReplicas", "4 3")])
+    return render_chart(Figure(
+        panels=[metric, replicas], start=t0, end=end, elapsed=True, hover=60,
+        title=f"PromAutoscaler {rec.namespace}/{rec.name}: metric, target and replicas",
+        caption=f"seconds since the controller started ({_clock(t0)} UTC)",
+        events=[_event(i, e) for i, e in enumerate(rec.events)]))
 
 
 def _num(value: int | None) -> float | None:
