@@ -29,7 +29,7 @@ from adapter.rules.compile import CompiledConfig, CompiledResourceQuery, Compile
 from adapter.rules.lint import Finding, Severity, lint_config
 from adapter.rules.resources import NAMESPACES, PODS, GroupResource, is_root_scoped_for_discovery
 
-__all__ = ["RuleReport", "explain_series", "main", "report_lines", "summarize_blocks"]
+__all__ = ["RuleReport", "build_parser", "explain_series", "main", "report_lines", "summarize_blocks"]
 
 _EXAMPLE_NAME = re.compile(r'^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)|__name__\s*=\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"')
 
@@ -44,7 +44,8 @@ def main(argv: Sequence[str]) -> int:
         return 0
 
 
-def _main(argv: Sequence[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The flags of `check-config` (also read by the docs' generated flag reference)."""
     parser = argparse.ArgumentParser(prog="python -m adapter check-config", description=__doc__.split("\n")[0])
     parser.add_argument("file", help="the prometheus-adapter rule file (--config)")
     parser.add_argument("--prometheus-url", help="also run each seriesQuery against this Prometheus")
@@ -59,6 +60,11 @@ def _main(argv: Sequence[str]) -> int:
     parser.add_argument("--insecure-skip-tls-verify", action="store_true")
     parser.add_argument("--timeout", default="30s", help="per-request timeout (default 30s)")
     parser.add_argument("-q", "--quiet", action="store_true", help="hide notes, show warnings only")
+    return parser
+
+
+def _main(argv: Sequence[str]) -> int:
+    parser = build_parser()
     args = parser.parse_args(list(argv))
     try:
         compiled = compile_config(load_config(args.file))

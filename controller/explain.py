@@ -315,7 +315,7 @@ def _problem(status: int, body: Any, token: str | None) -> str:
     return str(message)
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="prom-autoscaler-controller explain",
                                 description="Print the last scaling decision of an autoscaler, in words.")
     p.add_argument("object", metavar="NAMESPACE/NAME")
@@ -344,7 +344,7 @@ def _http_url(text: str) -> bool:
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(list(argv))
     namespace, _, name = str(args.object).partition("/")
     if not namespace or not name:

@@ -65,7 +65,7 @@ class Options:
     pod_startup: float = 0.0  # seconds from a pod's creation until it is ready and serves load
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="prom-autoscaler-controller backtest",
         description="Replay an autoscaler spec against Prometheus history with the controller's decision code.")
@@ -200,7 +200,7 @@ def _check_limits(ns: argparse.Namespace) -> None:
 
 def parse_options(argv: Sequence[str], *, now: float) -> Options:
     """Options from argv; argparse exits on --help and on unknown flags, `OptionsError` otherwise."""
-    ns = _parser().parse_args(list(argv))
+    ns = build_parser().parse_args(list(argv))
     start, end = parse_time(ns.start, now=now, flag="--from"), parse_time(ns.end, now=now, flag="--to")
     if end <= start:
         raise OptionsError(f"--to must be after --from ({ns.start} .. {ns.end})")

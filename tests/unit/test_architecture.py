@@ -1,8 +1,8 @@
-"""The architecture the README draws is the one the code has.
+"""The architecture the docs draw (docs/architecture.md) is the one the code has.
 
 These checks fail the build when a pure core starts doing I/O, a layer reaches upward, a module
 grows past the size budget or keeps global state, a type annotation stops holding (mypy --strict),
-the README's layer list drifts from the contracts import-linter enforces, or `ruff check` finds a
+the architecture page's layer list drifts from the contracts import-linter enforces, or `ruff check` finds a
 lint regression (CI runs `make test`, not `make lint`). The workshop, hack/, obeys the same size,
 docstring and type checks, and reaches the product only through its public names.
 """
@@ -58,30 +58,32 @@ def test_product_packages_type_check_strictly(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
 
 
-def test_readme_lists_every_enforced_layer() -> None:
+ARCHITECTURE_PAGE = ROOT / "docs" / "architecture.md"
+
+
+def test_architecture_page_lists_every_enforced_layer() -> None:
     config = configparser.ConfigParser()
     config.read(ROOT / ".importlinter")
-    readme = (ROOT / "README.md").read_text()
-    architecture = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    architecture = ARCHITECTURE_PAGE.read_text()
     named: set[str] = set()
     for section in config.sections():
         for key in ("layers", "source_modules"):
             for line in config[section].get(key, "").splitlines():
                 named.update(part.strip() for part in line.split("|") if part.strip())
     missing = sorted(module for module in named if f"`{module}`" not in architecture)
-    assert not missing, f"README's Architecture section does not mention: {missing}"
+    assert not missing, f"docs/architecture.md does not mention: {missing}"
 
 
-def test_readme_names_exactly_the_pure_cores_the_contract_enforces() -> None:
-    """The README's "Pure cores (...)" list is the pure-cores contract's module list: a module
+def test_architecture_page_names_exactly_the_pure_cores_the_contract_enforces() -> None:
+    """The architecture page's "Pure cores (...)" list is the pure-cores contract's module list: a module
     called pure in one place and left unchecked (or checked and never called pure) fails here."""
     config = configparser.ConfigParser()
     config.read(ROOT / ".importlinter")
     enforced = {line.strip() for line in config["importlinter:contract:pure-cores"]["source_modules"].splitlines()
                 if line.strip()}
-    readme = (ROOT / "README.md").read_text()
-    listed = set(re.findall(r"`([\w.]+)`", readme.split("Pure cores (", 1)[1].split(") import", 1)[0]))
-    assert listed == enforced, f"README only: {sorted(listed - enforced)}; contract only: {sorted(enforced - listed)}"
+    page = ARCHITECTURE_PAGE.read_text()
+    listed = set(re.findall(r"`([\w.]+)`", page.split("Pure cores (", 1)[1].split(") import", 1)[0]))
+    assert listed == enforced, f"docs/architecture.md only: {sorted(listed - enforced)}; contract only: {sorted(enforced - listed)}"
 
 
 @pytest.mark.parametrize("path", _product_modules() + _workshop_modules(), ids=lambda p: str(p.relative_to(ROOT)))

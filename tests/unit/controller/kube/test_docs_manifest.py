@@ -1,4 +1,4 @@
-"""The PromAutoscaler manifest the README shows under "Running the controller" is one a newcomer can
+"""The PromAutoscaler manifest the controller page (docs/controller.md) shows is one a newcomer can
 apply as it stands: the CRD admits it unchanged (nothing defaulted away, nothing pruned, no
 validation error) and the controller reads it with the values the comments promise."""
 
@@ -15,16 +15,16 @@ from tests.paths import REPO
 CRD_PATH = REPO / "charts/prom-autoscaler/crds/promautoscalers.yaml"
 
 
-def _readme_manifest() -> dict:  # type: ignore[type-arg]
-    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), flags=re.S)
+def _page_manifest() -> dict:  # type: ignore[type-arg]
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "docs/controller.md").read_text(), flags=re.S)
     (manifest,) = [b for b in blocks if "kind: PromAutoscaler" in b]
     loaded = yaml.safe_load(manifest)
     assert isinstance(loaded, dict)
     return loaded
 
 
-def test_the_readme_manifest_is_admitted_unchanged_and_read_by_the_controller() -> None:
-    manifest = _readme_manifest()
+def test_the_documented_manifest_is_admitted_unchanged_and_read_by_the_controller() -> None:
+    manifest = _page_manifest()
     (version,) = yaml.safe_load(CRD_PATH.read_text())["spec"]["versions"]
     schema = version["schema"]["openAPIV3Schema"]
     structural.apply_defaults(manifest, schema)
