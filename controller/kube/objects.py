@@ -67,8 +67,10 @@ class Autoscaler:
     mode: Mode = Mode.ACTIVE
     paused: bool = False
     status: HpaStatus = field(default_factory=HpaStatus)
-    spec_json: Json = field(default_factory=dict)  # the spec as read (metric selectors for status)
-    status_json: Json = field(default_factory=dict)  # the status as read (for the write-needed check)
+    # the spec and status as read, not copied (the watch cache's own, which nothing changes): metric
+    # selectors for status; the write-needed check's baseline
+    spec_json: Json = field(default_factory=dict)
+    status_json: Json = field(default_factory=dict)
     history: ScaleHistory | None = None  # restored checkpoint, None when absent or malformed
     history_saved_at: float | None = None
     problems: tuple[str, ...] = ()  # what was dropped while reading status
@@ -105,7 +107,7 @@ def autoscaler_from_object(obj: Json) -> Autoscaler:
         sync_period_seconds=DEFAULT_SYNC_PERIOD_SECONDS if native else _sync_period(spec.get("syncPeriodSeconds")),
         mode=Mode.PREVIEW if native else _mode(spec.get("mode")),
         paused=False if native else _paused(spec.get("paused")),
-        status=status, spec_json=dict(spec), status_json=dict(raw_status), history=history, history_saved_at=saved_at,
+        status=status, spec_json=spec, status_json=raw_status, history=history, history_saved_at=saved_at,
         problems=tuple(problems))
 
 
@@ -119,7 +121,7 @@ def with_new_status(autoscaler: Autoscaler, obj: Json) -> Autoscaler:
     status = parse_status(raw_status, problems)
     history, saved_at = restore_history(raw_status.get("scaleHistory"), problems)
     return replace(autoscaler, resource_version=str((obj.get("metadata") or {}).get("resourceVersion") or ""),
-                   status=status, status_json=dict(raw_status), history=history, history_saved_at=saved_at,
+                   status=status, status_json=raw_status, history=history, history_saved_at=saved_at,
                    problems=tuple(problems))  # fmt: skip
 
 
