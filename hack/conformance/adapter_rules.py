@@ -24,7 +24,7 @@ from adapter.rules.compile import CompiledConfig, compile_config
 from adapter.rules.query import build_query
 from adapter.rules.resources import DEFAULT_TABLE, GroupResource, ResourceTable
 from adapter.rules.template_args import QUERY_FIELDS
-from hack.conformance.adapter_compare import Result, Unsupported, judge
+from hack.conformance.adapter_compare import PROVENANCE_FIELDS, Result, Unsupported, matches
 from kubecommon.selectors import parse_selector
 
 
@@ -58,13 +58,30 @@ def _error_matches(expected: str, got: str) -> bool:
     return core in got.lower()
 
 
-def _errored(expected: Mapping[str, Any], error: str, *, wanted: Any, shown: str | None = None) -> Result:
-    """The verdict when the code under test reported `error`: a pass when the case expects a
-    matching error, otherwise a failure showing what the case `wanted` (and `shown`, by default
-    "error: <error>")."""
-    if expected.get("error"):
-        return Result(_error_matches(expected["error"], error), expected["error"], error)
-    return Result(False, wanted, f"error: {error}" if shown is None else shown)
+#: what the rule-engine families observe: the outcome (`success`, `error`) and the value built
+OUTCOME_FIELDS = {
+    "metrics_query.build (custom/resource path)": ("success", "error", "query"),
+    "metrics_query.build_external": ("success", "error", "query"),
+    "metrics_query.selector_to_promql": ("success", "error", "query"),
+    "series_filter": ("success", "error", "matches"),
+    "naming": ("success", "error", "metric_name", "name"),
+}
+
+
+def judge_outcome(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> Result:
+    """The verdict on an observation (`success` and either `error` or the value built): every
+    stated field is compared; `error` by its stable phrase (`_error_matches`), "" meaning no
+    error; a value stated for a call that failed (or an error for one that did not) mismatches."""
+    ok = True
+    for key, want in expected.items():
+        if want is None or key in PROVENANCE_FIELDS:
+            continue
+        if key == "error":
+            ok &= ("error" not in observed) if want == "" else (
+                "error" in observed and _error_matches(str(want), str(observed["error"])))
+        else:
+            ok &= key in observed and matches(want, observed[key], key)
+    return Result(ok, {k: v for k, v in expected.items() if v is not None}, dict(observed))
 
 
 def _build(case: Mapping[str, Any], *, external: bool) -> Result:
@@ -89,9 +106,8 @@ def _build(case: Mapping[str, Any], *, external: bool) -> Result:
                 names=data.get("names", []), extra_group_by=data.get("extra_group_by", []),
             )  # fmt: skip
     except (gotemplate.TemplateError, query.QueryError, ValueError) as err:
-        return _errored(expected, str(err), wanted=expected.get("query"))
-    return judge(expected.get("query"), str(got)) if not expected.get("error") else Result(
-        False, expected["error"], str(got))
+        return judge_outcome(expected, {"success": False, "error": str(err)})
+    return judge_outcome(expected, {"success": True, "query": str(got)})
 
 
 def check_build(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -108,11 +124,9 @@ def check_series_filter(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
     try:
         compiled = compile_case({"rules": [rule]}).custom[0]
     except ConfigError as err:
-        return _errored(expected, str(err), wanted=expected)
-    if expected.get("error"):
-        return Result(False, expected["error"], "loaded without error")
-    got = {name: compiled.accepts_series(name) for name in case["input"]["names"]}
-    return judge(expected["matches"], got)
+        return judge_outcome(expected, {"success": False, "error": str(err)})
+    matches = {name: compiled.accepts_series(name) for name in case["input"].get("names", [])}
+    return judge_outcome(expected, {"success": True, "matches": matches})
 
 
 def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -121,16 +135,15 @@ def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result
     try:
         compiled = compile_case({"rules": [rule]}).custom[0]
     except ConfigError as err:
-        return _errored(expected, str(err), wanted=expected.get("metric_name"))
+        return judge_outcome(expected, {"success": False, "error": str(err)})
     name = case["input"]["series_name"]
     got = compiled.expand_name(name)
     if got is None:  # Go: MetricNameForSeries fails
         pattern = str(getattr(compiled.name_pattern, "pattern", ""))
         error = f"series name {go_quote(name)} did not match expected pattern {go_quote(pattern)}"
-        return _errored(expected, error, wanted=expected.get("metric_name"), shown=error)
-    if expected.get("error"):
-        return Result(False, expected["error"], got)
-    return judge(expected.get("metric_name"), got)
+        return judge_outcome(expected, {"success": False, "error": error})
+    # `name` is the metric name a series gets (FIELDS.md's naming fields: metric_name, name)
+    return judge_outcome(expected, {"success": True, "metric_name": got, "name": got})
 
 
 def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:

@@ -12,7 +12,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 def unescape_regex_values(got: Any, case: Mapping[str, Any] | None = None) -> Any:
-    """Undo RE2 QuoteMeta inside `=~"..."` / `!~"..."` (PromQL-quoted, so `\\\\.` in the text)."""
+    """Undo RE2 QuoteMeta inside `=~"..."` / `!~"..."` (PromQL-quoted, so `\\\\.` in the text),
+    in a query string or an observation's `query`."""
+    if isinstance(got, dict) and isinstance(got.get("query"), str):
+        return {**got, "query": unescape_regex_values(got["query"])}
     if not isinstance(got, str):
         return got
 
