@@ -44,7 +44,7 @@ def si(value: float) -> str:
     """A short axis label: 950, 1.5k, 12k, 3M."""
     size = abs(value)
     for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if size >= factor * (10 if suffix == "k" else 1):
+        if size >= factor:
             return f"{value / factor:.4g}{suffix}"
     return f"{value:.4g}"
 

@@ -74,7 +74,7 @@ def test_without_outliers_or_below_a_target_nothing_is_clipped() -> None:
     assert float(_texts(svg, "ytick")[-1]) >= 600
     times, values = _three_days(outlier=5_000.0)
     svg = _svg(_figure(times, values, include=(6_000.0,)))  # a target above the spike: the spike is in range
-    assert _texts(svg, "clipped") == [] and _texts(svg, "ytick")[-1] == "7000"
+    assert _texts(svg, "clipped") == [] and _texts(svg, "ytick")[-1] == "7k"
 
 
 def test_time_and_value_axes_have_round_ticks_with_gridlines() -> None:
