@@ -1,0 +1,133 @@
+"""The chart's Grafana dashboard (charts/prom-autoscaler/dashboards/prom-autoscaler.json) shows data:
+every panel query and every variable query, run against a real Prometheus that scrapes the running
+adapter and controller as the chart's ServiceMonitors do (over HTTPS with a token; the release
+namespace as the target's `namespace` label, so the autoscaler's own becomes `exported_namespace`),
+parses and returns at least one series.
+
+The end-to-end stack serves it: the adapter answers the controller's external metrics and one request
+for a metric no rule serves (a 404, for the errors panel); a PromAutoscaler with `prediction: Active`
+reads three days of backfilled history (as in test_e2e_prediction), so the forecast panels have data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.error
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hack.stack.backfill import BackfilledPrometheus, openmetrics
+from hack.stack.controller_stack import ControllerProcess, ControllerStack, deployment, external_metric, promautoscaler, wait_until
+from hack.stack.local_prometheus import LocalPrometheus
+from tests.paths import REPO
+
+from .conftest import FAST_FLAGS
+
+pytestmark = pytest.mark.integration
+
+DASHBOARD = REPO / "charts" / "prom-autoscaler" / "dashboards" / "prom-autoscaler.json"
+RELEASE_NS = "prom-autoscaler"  # the target label the chart's ServiceMonitors give every series
+TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+DAY, STEP, DAYS = 86_400, 60, 3
+# Grafana's variables as a user who picked "All" (and a short range) sends them
+VARIABLES = {"$__rate_interval": "30s", "$__range": "5m", "$namespace": ".*", "$autoscaler_namespace": ".*",
+             "$autoscaler": ".*"}
+
+
+class ScrapingPrometheus(LocalPrometheus):
+    """A Prometheus scraping the adapter's and the controller's /metrics as the chart's ServiceMonitors do."""
+
+    def __init__(self, jobs: dict[str, tuple[str, str]], token: str, workdir: Path) -> None:
+        super().__init__([], workdir=workdir)
+        self.jobs, self.token = jobs, token
+
+    def _write_config(self) -> Path:
+        scrapes = [{"job_name": job, "scheme": scheme, "bearer_token": self.token,
+                    "tls_config": {"insecure_skip_verify": True},
+                    "static_configs": [{"targets": [address],
+                                        "labels": {"namespace": RELEASE_NS, "pod": f"{job}-0"}}]}
+                   for job, (scheme, address) in self.jobs.items()]
+        config = {"global": {"scrape_interval": "1s", "scrape_timeout": "1s"}, "scrape_configs": scrapes}
+        path = self.workdir / "prometheus.yml"
+        path.write_text(json.dumps(config))
+        return path
+
+
+def _queries(dashboard: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, PromQL) of every panel target and every query variable, Grafana's variables filled in."""
+    found = [(f"panel {p['title']!r} {t['refId']}", t["expr"]) for p in dashboard["panels"]
+             for t in p.get("targets", [])]
+    for var in dashboard["templating"]["list"]:
+        if var["type"] == "query":
+            metric = re.fullmatch(r"label_values\((.+), *(\w+)\)", var["query"]["query"])
+            assert metric, var
+            found.append((f"variable {var['name']}", f"group by ({metric[2]}) ({metric[1]})"))
+    return [(where, _fill(expr)) for where, expr in found]
+
+
+def _fill(expr: str) -> str:
+    for name, value in sorted(VARIABLES.items(), key=lambda kv: -len(kv[0])):
+        expr = expr.replace(name, value)
+    assert "$" not in expr, f"a Grafana variable the test does not know: {expr}"
+    return expr
+
+
+def _answer(prometheus: LocalPrometheus, expr: str) -> str:
+    """'' when `expr` parses and returns series, else what is wrong."""
+    try:
+        return "" if prometheus.query(expr) else "no series"
+    except urllib.error.HTTPError as err:
+        return f"refused ({err.code}): {err.read().decode(errors='replace')}"
+
+
+@pytest.fixture
+def history(ns: str, tmp_path: Path) -> Iterator[BackfilledPrometheus]:
+    (tmp_path / "history").mkdir()
+    end = int(time.time() // STEP * STEP)
+    samples = [(float(t), 160.0 if (t % DAY) < 3_600 else 20.0) for t in range(end - DAYS * DAY, end + 1, STEP)]
+    with BackfilledPrometheus(openmetrics([("queue_messages_ready", {"namespace": ns, "queue": "orders"}, samples)]),
+                              workdir=tmp_path / "history") as server:
+        yield server
+
+
+@pytest.mark.timeout(150)
+def test_every_dashboard_query_parses_and_returns_series(controller_stack: ControllerStack, ns: str,
+                                                         history: BackfilledPrometheus, tmp_path: Path) -> None:
+    stack = controller_stack
+    stack.set_queue(ns, "orders", 35)
+    stack.apply(deployment(ns, "web", replicas=1))
+    stack.wait_external(ns, "orders", 35)
+    pas = promautoscaler(ns, "web", target=TARGET, metrics=[external_metric("orders", "10")], max_replicas=12)
+    pas["spec"]["prediction"] = {"mode": "Active", "horizonSeconds": 600, "lookbackSeconds": DAYS * DAY}
+    stack.apply(pas)
+    ctl: ControllerProcess = stack.controller(ns, *FAST_FLAGS, f"--prometheus-url={history.url}",
+                                              f"--rules={stack.adapter.workdir / 'rules.yaml'}")
+    jobs = {"adapter": ("https", f"127.0.0.1:{stack.adapter.port}"),
+            "controller": ("https", f"127.0.0.1:{ctl.metrics_port}")}
+    (tmp_path / "scraper").mkdir()
+    with ScrapingPrometheus(jobs, stack.token, tmp_path / "scraper") as prometheus:
+        prometheus.start()
+        wait_until(lambda: ctl.metric("prom_autoscaler_controller_prediction_forecast") > 0, timeout=60,
+                   interval=0.5, what="a forecast on the controller's /metrics")
+        missing = stack.kubectl("get", "--raw", f"/apis/custom.metrics.k8s.io/v1beta1/namespaces/{ns}/pods/*/"
+                                "no_such_metric", check=False)
+        assert missing.returncode != 0 and "NotFound" in missing.stderr, missing.stderr
+        queries = _queries(json.loads(DASHBOARD.read_text()))
+        assert len(queries) >= 20, queries
+        failing: dict[str, str] = {}
+
+        def all_answer() -> bool:
+            failing.clear()
+            failing.update({f"{where}: {expr}": why for where, expr in queries
+                            if (why := _answer(prometheus, expr))})
+            return not failing
+
+        try:
+            wait_until(all_answer, timeout=45, interval=1.0, what="every dashboard query answered")
+        except TimeoutError:
+            pytest.fail("dashboard queries without an answer:\n" + "\n".join(f"{q} -> {why}" for q, why in failing.items()))
