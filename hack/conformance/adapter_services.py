@@ -188,15 +188,55 @@ def check_resource_pods(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
     from adapter.services.resource_metrics import ResourceQuery
 
     data, expected = case["input"], case["expected"]
-    prom = FakePrometheus(queries={q: [_sample(s) for s in v] for q, v in data["prometheus_responses"].items()})
+    prom = _resource_prometheus(data)
     pods = [KubeObject(name=p["name"], namespace=p["namespace"], phase="Running") for p in data["pods"]]
     caches = FakeObjectCaches({("", "pods"): pods})
     service = _resource_service(case, fixtures, prom, caches)
-    result = asyncio.run(service.list_pods(None, ResourceQuery()))
+    try:
+        result = asyncio.run(service.list_pods(None, ResourceQuery()))
+    except status.StatusError as err:
+        return _resource_failed(expected, err, prom)
     got = sorted((_pod_view(p) for p in result.items), key=lambda p: (p["namespace"], p["name"]))
     issued = sorted({q for q, _ in prom.query_calls})
-    return judge(_sorted_metrics(expected, ("pod_metrics_in_input_order", "pod_metrics")),
-                   {"queries_issued_unordered": issued, "pod_metrics_in_input_order": got, "pod_metrics": got})
+    return judge(_sorted_metrics(_as_answer(expected), ("pod_metrics_in_input_order", "pod_metrics")),
+                 {"code": 200, "success": True, "queries_issued_unordered": issued,
+                  "pod_metrics_in_input_order": got, "pod_metrics": got,
+                  "items_described_object_names": [p["name"] for p in got]})
+
+
+#: what a metrics.k8s.io list observes besides its objects: the answer's status and outcome
+RESOURCE_ANSWER_FIELDS = ("status", "success", "error", "reason", "message", "details", "queries_issued_unordered",
+                          "items_described_object_names")
+
+
+def _resource_prometheus(data: Mapping[str, Any]) -> FakePrometheus:
+    """Prometheus answering the case's exact queries, or failing every one with the case's
+    `prometheus_http_status` (the error the real client raises for that answer)."""
+    if "prometheus_http_status" in data:
+        from adapter.prometheus import errors as prom_errors
+        from adapter.prometheus.client import PrometheusClient
+
+        try:
+            PrometheusClient.raise_for_document("/api/v1/query", int(data["prometheus_http_status"]),
+                                                 data.get("prometheus_body", ""))
+        except prom_errors.PrometheusError as err:
+            return FakePrometheus(queries=_Always(err))
+    return FakePrometheus(queries={q: [_sample(s) for s in v]
+                                   for q, v in (data.get("prometheus_responses") or {}).items()})
+
+
+def _as_answer(expected: Mapping[str, Any]) -> dict[str, Any]:
+    """`expected` in the observation's terms: `status` is the HTTP code."""
+    want = dict(expected)
+    if "status" in want:
+        want["code"] = want.pop("status")
+    return want
+
+
+def _resource_failed(expected: Mapping[str, Any], err: status.StatusError, prom: FakePrometheus) -> Result:
+    got = {**_status(err), "success": False, "error": err.message,
+           "queries_issued_unordered": sorted({q for q, _ in prom.query_calls})}
+    return judge(_as_answer(expected), got)
 
 
 def _sorted_metrics(expected: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
@@ -230,15 +270,19 @@ def check_resource_nodes(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     from adapter.services.resource_metrics import ResourceQuery
 
     data, expected = case["input"], case["expected"]
-    prom = FakePrometheus(queries={q: [_sample(s) for s in v] for q, v in data["prometheus_responses"].items()})
+    prom = _resource_prometheus(data)
     caches = FakeObjectCaches({("", "nodes"): [KubeObject(name=n) for n in data["nodes"]]})
     service = _resource_service(case, fixtures, prom, caches)
-    result = asyncio.run(service.list_nodes(ResourceQuery()))
+    try:
+        result = asyncio.run(service.list_nodes(ResourceQuery()))
+    except status.StatusError as err:
+        return _resource_failed(expected, err, prom)
     got = sorted(({"name": n.name, "timestamp_ms": round(n.timestamp * 1000), "window": _window(n.window_seconds),
                    "usage": {k: str(v) for k, v in n.usage.items()}} for n in result.items), key=lambda n: n["name"])
     issued = sorted({q for q, _ in prom.query_calls})
-    return judge(_sorted_metrics(expected, ("node_metrics_in_input_order", "node_metrics")),
-                   {"queries_issued_unordered": issued, "node_metrics_in_input_order": got, "node_metrics": got})
+    return judge(_sorted_metrics(_as_answer(expected), ("node_metrics_in_input_order", "node_metrics")),
+                 {"code": 200, "success": True, "queries_issued_unordered": issued, "node_metrics_in_input_order": got,
+                  "node_metrics": got, "items_described_object_names": [n["name"] for n in got]})
 
 
 CHECKERS = {

@@ -47,8 +47,18 @@ def _mutations(cases: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+def _adapter_fixtures() -> dict[str, Any]:
+    from hack.conformance import adapter_files
+
+    fixtures, cases = adapter_files.companions(CASES_DIR / "prometheus-adapter-own.json")
+    return {**fixtures, "__cases__": cases}
+
+
+FIXTURES = _adapter_fixtures()
+
+
 def _adapter_verdict(case: dict[str, Any]) -> tuple[str, str]:
-    return adapter_runner._run_case(case, {"__cases__": {}})
+    return adapter_runner._run_case(case, FIXTURES)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in ADAPTER])
@@ -88,6 +98,10 @@ def test_the_own_files_cover_the_fields_the_public_file_never_uses_in_the_checke
     applicable = {(family, field) for family in CHECKERS for field in ANSWER_FIELDS
                   if not (family.startswith("external") and field == "items_described_object_names")}
     applicable |= {(family, field) for family, fields in OUTCOME_FIELDS.items() for field in fields}
+    from hack.conformance.adapter_services import RESOURCE_ANSWER_FIELDS
+
+    applicable |= {(family, field) for family in ("resource_metrics.pods", "resource_metrics.nodes")
+                   for field in RESOURCE_ANSWER_FIELDS}
     assert sorted(applicable - pairs) == []
     controller_fields = {k for c in CONTROLLER for k in c["expected"]}
     assert {"error_contains", "conditions", "events"} <= controller_fields
