@@ -22,7 +22,7 @@ from adapter.rules.compile import CompiledConfig, CompiledRule
 from adapter.rules.resources import DEFAULT_TABLE, GroupResource, ResourceTable, is_root_scoped_for_discovery
 from adapter.services.errors import MetricNotFound
 from hack.conformance.adapter_compare import Result, Unsupported, judge
-from hack.conformance.adapter_rules import compile_case
+from hack.conformance.adapter_rules import compile_case, judge_outcome
 from kubecommon.selectors import parse_selector
 
 
@@ -173,20 +173,24 @@ def check_custom_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     else:
         namespace, resource, name, metric = None, GroupResource.parse(rest[0]), rest[1], rest[2]
     resource = DEFAULT_TABLE.normalize_or_pass(resource.group, resource.resource)
+    selector_text = params.get("metricLabelSelector", "")
+    resolved = {"group_resource": str(resource), "namespaced": namespace is not None, "name": name,
+                "namespace": namespace or ""}
+    observed: dict[str, Any] = {"resolved_request": resolved}
     entry = registry.lookup_custom(resource, metric, namespaced=namespace is not None)
     if entry is None:
-        return Result(False, case["expected"].get("query"), f"metric {metric} not found for {resource}")
+        missing = f"the server could not find the metric {metric} for {resource}"
+        return judge_outcome(case["expected"], {**observed, "found": False, "success": False, "error": missing})
     names = case["input"].get("kube_list_result_names") if name == "*" else [name]
-    got = query.render_custom(entry.rule, series_name=entry.series_name, resource=resource,
-                              namespace=namespace, names=names,
-                              metric_selector=parse_selector(params.get("metricLabelSelector", "")))
-    expected = case["expected"]
-    if "resolved_request" in expected:
-        resolved = {"group_resource": str(resource), "namespaced": namespace is not None,
-                    "name": name, "namespace": namespace or ""}
-        if resolved != expected["resolved_request"]:
-            return Result(False, expected["resolved_request"], resolved)
-    return judge(expected["query"], str(got))
+    try:
+        selector = parse_selector(selector_text)
+        got = query.render_custom(entry.rule, series_name=entry.series_name, resource=resource,
+                                  namespace=namespace, names=names, metric_selector=selector)
+    except (query.QueryError, ValueError) as err:
+        return judge_outcome(case["expected"], {**observed, "found": True, "success": False, "error": str(err)})
+    return judge_outcome(case["expected"], {**observed, "found": True, "success": True, "query": str(got),
+                                            "queries_issued_unordered": [str(got)],
+                                            "metric_selector": str(selector), "metric": metric})
 
 
 def check_external_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -195,19 +199,23 @@ def check_external_request(case: Mapping[str, Any], fixtures: Mapping[str, Any])
     registry = _discover(compiled, case_series(case, rule))
     path, params = _parse_http(case["input"]["http"])
     namespace, metric = path[4], path[5]
+    from adapter.server.discovery_docs import external_resources
+
+    entries = [e for e in external_resources(registry.external_metrics()) if e["name"] == metric]
+    observed: dict[str, Any] = {"discovery_entry": entries[0] if len(entries) == 1 else entries}
     entry = registry.lookup_external(metric)
     if entry is None:
-        return Result(False, case["expected"].get("query"), f"external metric {metric} not found")
-    got = query.render_external(entry.rule, series_name=entry.series_name, namespace=namespace,
-                                metric_selector=parse_selector(params.get("labelSelector", "")))
-    expected = case["expected"]
-    if "discovery_entry" in expected:
-        from adapter.server.discovery_docs import external_resources
-
-        entries = [e for e in external_resources(registry.external_metrics()) if e["name"] == metric]
-        if entries != [expected["discovery_entry"]]:
-            return Result(False, [expected["discovery_entry"]], entries)
-    return judge(expected["query"], str(got))
+        missing = f"the server could not find the metric {metric} for namespaces"
+        return judge_outcome(case["expected"], {**observed, "found": False, "success": False, "error": missing})
+    try:
+        selector = parse_selector(params.get("labelSelector", ""))
+        got = query.render_external(entry.rule, series_name=entry.series_name, namespace=namespace,
+                                    metric_selector=selector)
+    except (query.QueryError, ValueError) as err:
+        return judge_outcome(case["expected"], {**observed, "found": True, "success": False, "error": str(err)})
+    return judge_outcome(case["expected"], {**observed, "found": True, "success": True, "query": str(got),
+                                            "queries_issued_unordered": [str(got)],
+                                            "metric_selector": str(selector), "metric": metric})
 
 
 def check_resource_query(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -217,9 +225,22 @@ def check_resource_query(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     data = case["input"]
     resource, level_text = data["rule"].split(".")
     level = "node" if level_text == "nodeQuery" else "container"
-    got = query.render_resource(compiled.resource, resource=resource, level=level,  # type: ignore[arg-type]
-                                namespace=data.get("namespace") or None, names=data["names"])
-    return judge(case["expected"]["query"], str(got))
+    try:
+        got = query.render_resource(compiled.resource, resource=resource, level=level,  # type: ignore[arg-type]
+                                    namespace=data.get("namespace") or None, names=data["names"])
+    except query.QueryError as err:
+        return judge_outcome(case["expected"], {"success": False, "error": str(err)})
+    return judge_outcome(case["expected"], {"success": True, "query": str(got), "queries_issued_unordered": [str(got)]})
+
+
+#: what the request-to-PromQL families observe (judge_outcome)
+REQUEST_FIELDS = {
+    "custom.request_to_promql": ("success", "error", "found", "query", "queries_issued_unordered", "resolved_request",
+                                 "metric_selector", "metric"),
+    "external.request_to_promql": ("success", "error", "found", "query", "queries_issued_unordered", "discovery_entry",
+                                   "metric_selector", "metric"),
+    "resource_metrics.query_build": ("success", "error", "query", "queries_issued_unordered"),
+}
 
 
 def _with_setup(checker: Callable[..., Result]) -> Callable[[Mapping[str, Any], Mapping[str, Any]], Result]:

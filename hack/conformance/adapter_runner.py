@@ -45,9 +45,6 @@ CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
         "custom.discovery_semantics": ("metrics_unordered", "before_relist", "after_relist_unordered"),
         "custom.discovery_list": ("api_resources_unordered", "discovery", "discovery_names_unordered",
                                   "discovery_resource_names"),
-        "custom.request_to_promql": ("query", "resolved_request"),
-        "external.request_to_promql": ("query", "discovery_entry"),
-        "resource_metrics.query_build": ("query",),
         "quantity_conversion": ("quantity",),
         "resource_metrics.pods": ("pod_metrics_in_input_order", "pod_metrics", *services.RESOURCE_ANSWER_FIELDS),
         "resource_metrics.nodes": ("node_metrics_in_input_order", "node_metrics", *services.RESOURCE_ANSWER_FIELDS),
@@ -57,6 +54,7 @@ CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
                                   "after_relist_unordered"),
         **dict.fromkeys(answers.CHECKERS, tuple(answers.ANSWER_FIELDS)),
         **rules.OUTCOME_FIELDS,
+        **registry.REQUEST_FIELDS,
     }.items()
 }
 

@@ -98,7 +98,10 @@ def test_the_own_files_cover_the_fields_the_public_file_never_uses_in_the_checke
     applicable = {(family, field) for family in CHECKERS for field in ANSWER_FIELDS
                   if not (family.startswith("external") and field == "items_described_object_names")}
     applicable |= {(family, field) for family, fields in OUTCOME_FIELDS.items() for field in fields}
+    from hack.conformance.adapter_registry import REQUEST_FIELDS
     from hack.conformance.adapter_services import RESOURCE_ANSWER_FIELDS
+
+    applicable |= {(family, field) for family, fields in REQUEST_FIELDS.items() for field in fields}
 
     applicable |= {(family, field) for family in ("resource_metrics.pods", "resource_metrics.nodes")
                    for field in RESOURCE_ANSWER_FIELDS}
