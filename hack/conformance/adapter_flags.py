@@ -55,11 +55,18 @@ def parsed_flags(flags: Mapping[str, Any]) -> argparse.Namespace:
 def check_headers(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     from adapter.prometheus.settings import settings_from_args
 
-    settings = settings_from_args(parsed_flags(case["input"]))
+    from adapter.prometheus.settings import SettingsError
+
+    from hack.conformance.adapter_rules import judge_outcome
+
+    try:
+        settings = settings_from_args(parsed_flags(case["input"]))
+    except (SettingsError, ValueError) as err:
+        return judge_outcome(case["expected"], {"success": False, "error": str(err), "fatal_error": str(err)})
     got: dict[str, list[str]] = {}
     for key, value in settings.headers:
         got.setdefault(key, []).append(value)
-    return judge(case["expected"]["http_headers"], got)
+    return judge_outcome(case["expected"], {"success": True, "http_headers": got})
 
 
 def check_auth(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -122,14 +129,21 @@ def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Res
             PrometheusSettings(verb=data["--prometheus-verb"])
         options_from_args(parsed_flags(data))  # the adapter's own start-up validation of every flag
     except (ValueError, argparse.ArgumentError) as err:
-        fatal = case["expected"].get("fatal_error") or ""
+        expected = case["expected"]
+        fatal = expected.get("fatal_error") or ""
         value = re.findall(r'"([A-Z]+)"', fatal)[:1]
         # Messages are ours; the contract is "refuses to start, naming the bad value or flag".
         ok = (bool(fatal) and (not value or value[0] in str(err))
-              or (not fatal and case["expected"].get("success") is False))
-        return Result(ok, fatal or case["expected"], str(err))
-    return Result(not case["expected"].get("fatal_error") and case["expected"].get("success") is not False,
-                  case["expected"], "started")
+              or (not fatal and expected.get("success") is not True))
+        if expected.get("startup_error_contains"):
+            ok = ok and str(expected["startup_error_contains"]) in str(err)
+        if expected.get("error"):
+            from hack.conformance.adapter_rules import _error_matches
+
+            ok = ok and _error_matches(str(expected["error"]), str(err))
+        return Result(ok, fatal or expected, str(err))
+    refused = [k for k in ("fatal_error", "startup_error_contains", "error") if case["expected"].get(k)]
+    return Result(not refused and case["expected"].get("success") is not False, case["expected"], "started")
 
 
 def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:

@@ -76,9 +76,11 @@ def judge_outcome(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> R
     for key, want in expected.items():
         if want is None or key in PROVENANCE_FIELDS:
             continue
-        if key == "error":
+        if key in ("error", "fatal_error"):  # an error's stable phrase; "" means no error
             ok &= ("error" not in observed) if want == "" else (
                 "error" in observed and _error_matches(str(want), str(observed["error"])))
+        elif key == "startup_error_contains":
+            ok &= "error" in observed and str(want) in str(observed["error"])
         else:
             ok &= key in observed and matches(want, observed[key], key)
     return Result(ok, {k: v for k, v in expected.items() if v is not None}, dict(observed))

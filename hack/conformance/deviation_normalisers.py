@@ -26,6 +26,10 @@ def unescape_regex_values(got: Any, case: Mapping[str, Any] | None = None) -> An
 
 
 def canonical_header_names(got: Any, case: Mapping[str, Any] | None = None) -> Any:
+    """Header names as Go's http.Header canonicalises them, in a headers map or an observation's
+    `http_headers`."""
+    if isinstance(got, dict) and isinstance(got.get("http_headers"), dict):
+        return {**got, "http_headers": canonical_header_names(got["http_headers"])}
     if not isinstance(got, dict):
         return got
     return {"-".join(p[:1].upper() + p[1:].lower() for p in k.split("-")): v for k, v in got.items()}
