@@ -65,31 +65,23 @@ def check_registry_query(case: Mapping[str, Any], fixtures: Mapping[str, Any], *
     key = (resource, data["metric_info"]["metric"], bool(data["metric_info"]["namespaced"]))
     entry = info.get(key)
     names = data.get("resource_names", [])
+    metric = data["metric_info"]["metric"]
+    observed: dict[str, Any] = {"metric": metric, "group_resource": str(resource), "namespaced": key[2]}
     if entry is None or not names:
-        return _not_found(expected, resource, data["metric_info"]["metric"])
+        body = MetricNotFound.for_resource(str(resource), metric).to_dict()
+        return judge_outcome(expected, {**observed, "found": False, "success": False, "error": body["message"],
+                                        "http": {k: body[k] for k in ("code", "reason", "message", "status", "kind")
+                                                 if k in body}})
     try:
+        selector = parse_selector(data.get("metric_selector", ""))
         got = query.render_custom(
             entry.rule, series_name=entry.series_name, resource=resource,
-            namespace=data.get("namespace") or None, names=names,
-            metric_selector=parse_selector(data.get("metric_selector", "")),
+            namespace=data.get("namespace") or None, names=names, metric_selector=selector,
         )  # fmt: skip
-    except query.QueryError as err:
-        return judge({"found": expected["found"]}, {"found": False, "error": str(err)})
-    if not expected["found"]:
-        return Result(False, {"found": False}, {"found": True, "query": got})
-    return judge(expected.get("query"), str(got))
-
-
-def _not_found(expected: Mapping[str, Any], resource: GroupResource, metric: str) -> Result:
-    """Not in the registry: `found: false`, and the 404 the custom-metrics service answers with
-    when the case also gives the HTTP answer."""
-    want: dict[str, Any] = {"found": expected["found"]}
-    got: dict[str, Any] = {"found": False}
-    if "http" in expected:
-        body = MetricNotFound.for_resource(str(resource), metric).to_dict()
-        want["http"] = expected["http"]
-        got["http"] = {k: body[k] for k in expected["http"] if k in body}
-    return judge(want, got)
+    except (query.QueryError, ValueError) as err:
+        return judge_outcome(expected, {**observed, "found": False, "success": False, "error": str(err)})
+    return judge_outcome(expected, {**observed, "found": True, "success": True, "query": str(got),
+                                    "queries_issued_unordered": [str(got)], "metric_selector": str(selector)})
 
 
 def _discover(compiled: CompiledConfig, series: Sequence[Mapping[str, str]]) -> Any:
@@ -240,6 +232,8 @@ REQUEST_FIELDS = {
     "external.request_to_promql": ("success", "error", "found", "query", "queries_issued_unordered", "discovery_entry",
                                    "metric_selector", "metric"),
     "resource_metrics.query_build": ("success", "error", "query", "queries_issued_unordered"),
+    "custom.registry_query": ("found", "success", "error", "query", "queries_issued_unordered", "http", "metric",
+                              "group_resource", "namespaced", "metric_selector"),
 }
 
 

@@ -41,7 +41,6 @@ CHECKERS = {**rules.CHECKERS, **registry.CHECKERS, **services.CHECKERS, **flags.
 CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
     category: frozenset(keys) for category, keys in {
         "config.parse": ("error", "startup_error_contains", "fatal_error", "success"),
-        "custom.registry_query": ("found", "query", "http"),
         "custom.discovery_semantics": ("metrics_unordered", "before_relist", "after_relist_unordered"),
         "custom.discovery_list": ("api_resources_unordered", "discovery", "discovery_names_unordered",
                                   "discovery_resource_names"),
