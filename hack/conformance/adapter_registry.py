@@ -90,35 +90,47 @@ def _discover(compiled: CompiledConfig, series: Sequence[Mapping[str, str]]) -> 
     return build_registry(compiled, {rule.series_query: series for rule in (*compiled.custom, *compiled.external)})
 
 
+def _listing(compiled: CompiledConfig, series: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """Everything one relist of `series` lists: the metric infos before and after it, and the
+    custom metrics API's discovery document built from the registry it swaps in."""
+    from adapter.server.discovery_docs import custom_resources
+    from hack.conformance.adapter_relist import relisted
+
+    before, after = relisted(compiled, series)
+    resources = custom_resources(_discover(compiled, series).custom_metrics())
+    names = [r["name"] for r in resources]
+    return {"before_relist": before, "metrics_unordered": after, "after_relist_unordered": after,
+            "api_resources_unordered": resources, "discovery_names_unordered": names,
+            "discovery_resource_names": sorted({n.split("/", 1)[0] for n in names}),
+            "discovery_unordered": [{"name": r["name"], "namespaced": r["namespaced"]} for r in resources]}
+
+
+#: what the listing families observe (`_listing`; `discovery` is compared in any order, as
+#: upstream serves the entries in map order)
+LISTING_FIELDS = ("before_relist", "metrics_unordered", "after_relist_unordered", "api_resources_unordered",
+                  "discovery_names_unordered", "discovery_resource_names", "discovery")
+
+
+def _judge_listing(expected: Mapping[str, Any], got: dict[str, Any]) -> Result:
+    want = dict(expected)
+    if isinstance(want.get("discovery"), list):
+        want["discovery_unordered"] = want.pop("discovery")
+    if isinstance(want.get("discovery_resource_names"), list):
+        want["discovery_resource_names"] = sorted(want["discovery_resource_names"])
+    return judge(want, got)
+
+
 def check_discovery_semantics(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     """The metrics one relist registers from the case's series: before it (nothing) and after."""
     setup = case.get("setup", {})
     rules = [case["rule"]] if "rule" in case else fixtures[setup["config_fixture"]]["rules"]
     compiled = compile_case({"rules": rules}, _table(fixtures, setup.get("rest_mapper_fixture")))
-    from hack.conformance.adapter_relist import relisted
-
-    before, after = relisted(compiled, case["input"]["discovered_series"])
-    return judge(case["expected"], {"before_relist": before, "metrics_unordered": after,
-                                      "after_relist_unordered": after})
+    return _judge_listing(case["expected"], _listing(compiled, case["input"]["discovered_series"]))
 
 
 def check_discovery_list(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     compiled = compile_case({"rules": [case["rule"]]})
-    registry = _discover(compiled, case["input"]["discovered_series"])
-    from adapter.server.discovery_docs import custom_resources
-
-    resources = custom_resources(registry.custom_metrics())
-    names = [r["name"] for r in resources]
-    got = {"api_resources_unordered": resources, "discovery_names_unordered": names,
-           "discovery_resource_names": sorted({n.split("/", 1)[0] for n in names}),
-           "discovery": [{"name": r["name"], "namespaced": r["namespaced"]} for r in resources]}
-    expected = dict(case["expected"])
-    if isinstance(expected.get("discovery"), list):  # upstream serves the entries in map order
-        expected["discovery_unordered"] = expected.pop("discovery")
-        got["discovery_unordered"] = got.pop("discovery")
-    if isinstance(expected.get("discovery_resource_names"), list):
-        expected["discovery_resource_names"] = sorted(expected["discovery_resource_names"])
-    return judge(expected, got)
+    return _judge_listing(case["expected"], _listing(compiled, case["input"]["discovered_series"]))
 
 
 # --- requests -> PromQL ---------------------------------------------------------------------

@@ -41,9 +41,6 @@ CHECKERS = {**rules.CHECKERS, **registry.CHECKERS, **services.CHECKERS, **flags.
 CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
     category: frozenset(keys) for category, keys in {
         "config.parse": ("error", "startup_error_contains", "fatal_error", "success"),
-        "custom.discovery_semantics": ("metrics_unordered", "before_relist", "after_relist_unordered"),
-        "custom.discovery_list": ("api_resources_unordered", "discovery", "discovery_names_unordered",
-                                  "discovery_resource_names"),
         "quantity_conversion": ("quantity",),
         "resource_metrics.pods": ("pod_metrics_in_input_order", "pod_metrics", *services.RESOURCE_ANSWER_FIELDS),
         "resource_metrics.nodes": ("node_metrics_in_input_order", "node_metrics", *services.RESOURCE_ANSWER_FIELDS),
@@ -54,6 +51,7 @@ CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
         **dict.fromkeys(answers.CHECKERS, tuple(answers.ANSWER_FIELDS)),
         **rules.OUTCOME_FIELDS,
         **registry.REQUEST_FIELDS,
+        **dict.fromkeys(("custom.discovery_semantics", "custom.discovery_list"), registry.LISTING_FIELDS),
     }.items()
 }
 
