@@ -128,8 +128,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         component="adapter",
         name="external-non-finite-values",
-        reason="an external metric sample of NaN or ±Inf becomes 0 / the int64 bound; upstream's "
-        "unguarded float->int64 conversion yields -9223372036854775808m (issue #280's symptom).",
+        reason="an external metric sample of NaN or ±Inf is left out of the answer and counted (the "
+        "quantity conversion alone gives 0 / the int64 bound); upstream's unguarded float->int64 "
+        "conversion yields -9223372036854775808m (issue #280's symptom), which an HPA would scale on.",
         normalise=lambda got, case: "-9223372036854775808m",
         applies=norm.is_external_non_finite,
     ),
@@ -178,7 +179,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         component="adapter",
         name="scalar-external-labels",
         reason="a scalar external-metric result is one item whose metricLabels is {} rather than "
-        "null: the Prometheus client turns scalars into a sample with no labels.",
+        "null: the Prometheus client turns scalars into a sample with no labels, and clients that "
+        "iterate metricLabels (the HPA ignores them) need no null check.",
         normalise=lambda got, case: {**got, "items": [{**i, "metricLabels": i.get("metricLabels") or None}
                                                       for i in got.get("items", [])]}
         if isinstance(got, dict) else got,
@@ -276,17 +278,17 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         component="controller",
         name="condition-message-wording",
-        reason="Message wording of the ambiguous-selector condition lists HPAs as namespace/name, and the "
-        "object-metric fetch error reads 'unable to get metric M on Kind name: err' (upstream's "
-        "format arguments are out of order).",
+        reason="Message wording of the ambiguous-selector condition lists HPAs as namespace/name (which "
+        "one to fix is unambiguous), and the object-metric fetch error reads 'unable to get metric M on "
+        "Kind name: err' (upstream's format arguments are out of order, so its message names the wrong thing).",
         normalise=_as_ours,
     ),
     Deviation(
         component="controller",
         name="window-boundary-exclusive",
         reason="Window boundaries: a sample exactly W seconds old is outside every window (legacy "
-        "stabilization included), the convention of the vectors; upstream's legacy path compares "
-        "with Before(cutoff), which differs only at the same nanosecond.",
+        "stabilization included), the convention of the vectors, so every window follows one rule; "
+        "upstream's legacy path compares with Before(cutoff), which differs only at the same nanosecond.",
         normalise=_as_ours,
     ),
 )
