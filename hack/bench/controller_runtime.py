@@ -133,10 +133,12 @@ def quantile(delta: dict[float, float], q: float) -> float:
 
 
 def history(n_objects: int, predictive: int, days: int, step: int) -> str:
-    """`days` of a daily cycle (2..8, under the target of 10) per External object, phase per object."""
+    """`days` of a daily cycle (2..8, under the target of 10) per External object, phase per object,
+    and on for two hours past now (what scraping would add while the benchmark runs: without it the
+    newest sample ages past Prometheus' 5 m lookback and the forecasts stop, "no recent sample")."""
     namespaces = max(1, n_objects // 100)
-    end = int(time.time()) // step * step
-    ticks = range(end - days * DAY, end + 1, step)
+    now = int(time.time()) // step * step
+    ticks = range(now - days * DAY, now + 2 * 3600 + 1, step)
 
     def series(i: int) -> tuple[str, dict[str, str], list[tuple[float, float]]]:
         phase = 2 * math.pi * (i % 97) / 97
@@ -201,13 +203,15 @@ def run_size(n: int, args: argparse.Namespace, work: Path, *, predictive: bool =
             time.sleep(60.0)
         endpoint_cpu = cpu_seconds(api.pid)
         p0 = prometheus_requests(prom.url) if prom is not None else {}
+        forecasts_before = _forecasts(metrics_port) if predictive else 0
         row = measure(n, pid, metrics_port, api_port, args.window, args.period)
         row["endpoint_cpu_cores"] = round((cpu_seconds(api.pid) - endpoint_cpu) / row["window_s"], 3)
         if prom is not None:
             p1 = prometheus_requests(prom.url)
             minutes = row["window_s"] / 60
             per = max(args.predictive, 1) * minutes
-            row.update(predictive=args.predictive if predictive else 0, forecasts=_forecasts(metrics_port),
+            row.update(predictive=args.predictive if predictive else 0, forecasts_before=forecasts_before,
+                       forecasts=_forecasts(metrics_port),
                        range_queries_per_object_per_min=round(
                            (p1.get("/api/v1/query_range", 0.0) - p0.get("/api/v1/query_range", 0.0)) / per, 3),
                        series_calls_per_object_per_min=round(
