@@ -61,9 +61,11 @@ check: lint
 
 # The end-to-end suite (tests/integration/e2e): against the API-server stand-in it starts, or against the
 # cluster of KUBECONFIG=... (docs/release.md says what that cluster must run).
+# Only a KUBECONFIG given on make's command line selects a cluster; one exported in the shell does not.
+E2E_KUBECONFIG := $(if $(filter command line,$(origin KUBECONFIG)),$(abspath $(KUBECONFIG)))
 e2e:
-	@$(SETUP) prometheus kubectl
-	$(PY) -m pytest -q tests/integration/e2e $(PYTEST_ARGS)
+	@$(SETUP) kubectl $(if $(E2E_KUBECONFIG),,prometheus)
+	E2E_KUBECONFIG=$(E2E_KUBECONFIG) $(PY) -m pytest -q tests/integration/e2e $(PYTEST_ARGS)
 
 # Release artefacts in $(DIST)/: wheel and sdist (python -m build), the chart package (helm package), all
 # at pyproject's version (docs/release.md).

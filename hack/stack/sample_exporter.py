@@ -84,13 +84,15 @@ def _labels_text(labels: LabelKey) -> str:
 
 
 class SampleExporter:
-    """Thread-safe, mutable set of series served over HTTP on 127.0.0.1.
+    """Thread-safe, mutable set of series served over HTTP on 127.0.0.1 (or `host`).
 
     Mutable on purpose (frozen=False semantics): tests change what Prometheus scrapes.
     """
 
-    def __init__(self, *, port: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, port: int = 0, clock: Callable[[], float] = time.monotonic,
+                 host: str = "127.0.0.1") -> None:
         self._port = port
+        self._host = host
         self._clock = clock
         self._lock = threading.Lock()
         self._series: dict[str, dict[LabelKey, _Series]] = {}
@@ -119,7 +121,7 @@ class SampleExporter:
             def log_message(self, format: str, *args: object) -> None:  # quiet
                 return
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", self._port), Handler)
+        self._server = http.server.ThreadingHTTPServer((self._host, self._port), Handler)
         self._server.daemon_threads = True
         self._port = self._server.server_address[1]
         self._thread = threading.Thread(
@@ -296,10 +298,12 @@ def render_synthetic(n: int, *, metrics: int = 100, namespaces: int = 20) -> byt
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--port", type=int, default=9101)
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (0.0.0.0 in a pod: make e2e on a cluster)")
     parser.add_argument("--pods", type=int, default=0, help="number of demo pods (0: the default six)")
     parser.add_argument("--synthetic", type=int, default=0, help="serve N synthetic series instead")
     args = parser.parse_args(argv)
-    exporter = SampleExporter(port=args.port)
+    exporter = SampleExporter(port=args.port, host=args.host)
     if args.synthetic:
         exporter.load_synthetic(args.synthetic)
     else:

@@ -1,14 +1,24 @@
-"""The end-to-end stack, started once per session: a private real Prometheus scraping the sample
-exporter, the API-server stand-in with the adapter registered through four APIService objects,
-and real `kubectl` going through the stand-in's aggregation layer.
+"""The end-to-end stack, started once per session, on one of two clusters:
 
-Private (not the shared `prometheus` fixture) because the recovery test stops and restarts it.
+* by default, the API-server stand-in with the adapter registered through four APIService objects, a
+  private real Prometheus scraping the sample exporter, and real `kubectl` going through the stand-in's
+  aggregation layer (private, not the shared `prometheus` fixture, because the recovery test stops and
+  restarts it);
+* with E2E_KUBECONFIG=PATH (`make e2e KUBECONFIG=PATH`), the cluster of that kubeconfig, which must run
+  what hack/stack/e2e_cluster.py describes (the chart with the suite's rules, the exporter and its
+  Prometheus in e2e-system, the demo pods): the same tests then check a real kube-apiserver's
+  aggregation. Tests that drive local parts (stop Prometheus, change the exporter's series, create
+  objects in the stand-in, dial the adapter directly, read the demo's fake nodes) are marked
+  `standin_only` and skipped there, with that reason.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import ssl
+import subprocess
+import urllib.parse
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,10 +31,11 @@ import pytest
 from hack.stack.controller_stack import wait_until
 import yaml
 
-from hack.stack import metrics_stack
+from hack.stack import e2e_cluster, metrics_stack
 from hack.stack.local_prometheus import LocalPrometheus
 from hack.stack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo
 
+CLUSTER_KUBECONFIG = os.environ.get("E2E_KUBECONFIG", "")
 WARM_QUERY = '/apis/custom.metrics.k8s.io/v1beta1/namespaces/shop/pods/*/http_requests_per_second'
 
 
@@ -82,8 +93,95 @@ def _kubeconfig_credentials(path: Path) -> tuple[str, bytes]:
     return token, ca
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "standin_only(reason): drives a local part of the stand-in stack; skipped "
+                            "on a real cluster (E2E_KUBECONFIG)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a real cluster, skip the `standin_only` tests (before their module fixtures reach for local parts)."""
+    if not CLUSTER_KUBECONFIG:
+        return
+    for item in items:
+        marker = item.get_closest_marker("standin_only")
+        if marker is not None:
+            reason = marker.args[0] if marker.args else "drives a local part of the stack"
+            item.add_marker(pytest.mark.skip(reason=f"stand-in only: {reason}"))
+
+
+class ProxiedPrometheus:
+    """The cluster's e2e Prometheus, queried through kube-apiserver's service proxy."""
+
+    def __init__(self, kubectl: Any) -> None:
+        self._kubectl = kubectl
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        path = (f"/api/v1/namespaces/{e2e_cluster.SYSTEM}/services/prometheus:9090/proxy/api/v1/query?"
+                + urllib.parse.urlencode({"query": promql}))
+        body = json.loads(self._kubectl("get", "--raw", path).stdout)
+        assert body["status"] == "success", body
+        return list(body["data"]["result"])
+
+
+@dataclass(frozen=False, slots=True, kw_only=True)  # frozen=False: the kube client is made on first use
+class ClusterStack:
+    """The same reads as Stack, against the cluster of `kubeconfig` (kubectl and the kubernetes client)."""
+
+    kubeconfig: str
+    pods: tuple[FakePod, ...]
+    prometheus: ProxiedPrometheus | None = None
+    _client: Any = None
+
+    def kubectl(self, *args: str, check: bool = True) -> Any:
+        result = subprocess.run(["kubectl", f"--kubeconfig={self.kubeconfig}", *args], capture_output=True,
+                                text=True, timeout=60)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+        return result
+
+    def raw(self, path: str) -> Any:
+        """`kubectl get --raw PATH` (returncode, stdout, stderr)."""
+        return self.kubectl("get", "--raw", path, check=False)
+
+    raw_json = Stack.raw_json
+    item_count = Stack.item_count
+
+    def api(self, path: str, *, accept: str = "application/json",
+            timeout: float = 15.0) -> tuple[int, dict[str, str], Any]:
+        """GET with the kubeconfig's credentials (any kind: token, client certificate, exec plugin)."""
+        from kubernetes import client, config
+
+        if self._client is None:
+            self._client = config.new_client_from_config(config_file=self.kubeconfig)
+        api = self._client
+        if hasattr(api, "param_serialize"):  # kubernetes >= 31 (openapi-generator 7): errors come back as answers
+            method, url, headers, _, _ = api.param_serialize("GET", path, header_params={"Accept": accept},
+                                                             auth_settings=["BearerToken"])
+            resp = api.call_api(method, url, header_params=headers, _request_timeout=timeout)
+            resp.read()
+            code, headers, body = resp.status, dict(resp.getheaders()), resp.data
+        else:  # older clients raise ApiException for a non-2xx answer
+            try:
+                resp = api.call_api(path, "GET", header_params={"Accept": accept}, auth_settings=["BearerToken"],
+                                    _preload_content=False, _return_http_data_only=True, _request_timeout=timeout)
+                code, headers, body = resp.status, dict(resp.headers), resp.data
+            except client.ApiException as err:
+                code, headers, body = err.status, dict(err.headers or {}), err.body or b""
+        try:
+            return code, headers, json.loads(body)
+        except ValueError:
+            return code, headers, body.decode(errors="replace") if isinstance(body, bytes) else body
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    if CLUSTER_KUBECONFIG:
+        cluster = ClusterStack(kubeconfig=CLUSTER_KUBECONFIG, pods=demo_pods())
+        cluster.prometheus = ProxiedPrometheus(cluster.kubectl)
+        wait_until(lambda: cluster.item_count(WARM_QUERY) == 4, timeout=180, interval=2,
+                   what="custom metrics for every shop pod (is hack/stack/e2e_cluster.py's set-up applied?)")
+        yield cluster  # type: ignore[misc]  # the same reads as Stack
+        return
     work = tmp_path_factory.mktemp("e2e")
     exporter = SampleExporter().start()
     pods = populate_demo(exporter, demo_pods())

@@ -77,6 +77,7 @@ def test_resource_metrics_for_unknown_objects(stack: Stack) -> None:
                    {"name": "nope", "kind": "nodes"})
 
 
+@pytest.mark.standin_only("creates a Running pod in the stand-in without a kubelet")
 def test_running_pod_without_metrics_is_404_for_its_pod_metrics(stack: Stack) -> None:
     stack.standin.create([{"apiVersion": "v1", "kind": "Pod",
                            "metadata": {"name": "ghost-0", "namespace": "shop", "labels": {"app": "ghost"}},

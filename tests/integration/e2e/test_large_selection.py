@@ -13,7 +13,8 @@ from hack.stack.sample_exporter import FakePod
 
 from .conftest import Stack, wait_until
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]  # incl. stack start
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(150),
+              pytest.mark.standin_only("adds series to the local exporter and pods to the stand-in")]  # incl. stack start
 
 NAMESPACE, COUNT = "big", 150
 PATH = f"/apis/custom.metrics.k8s.io/v1beta2/namespaces/{NAMESPACE}/pods/*/app_sessions_active"

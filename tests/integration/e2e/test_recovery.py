@@ -11,7 +11,8 @@ import pytest
 
 from .conftest import Stack, wait_until
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]  # incl. stack start
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(150),
+              pytest.mark.standin_only("stops and restarts the local Prometheus")]  # incl. stack start
 
 POD = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/shop/pods/web-7d9f8-abcde/app_sessions_active"
 EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1/namespaces/shop/queue_messages_ready"

@@ -57,6 +57,7 @@ def test_kubectl_top_pod_containers(stack: Stack) -> None:
         ("web-7d9f8-abcde", "app", "120Mi")]
 
 
+@pytest.mark.standin_only("the demo's nodes node-a and node-b exist only in the stand-in")
 def test_kubectl_top_nodes(stack: Stack) -> None:
     result = stack.kubectl("top", "nodes")
     assert result.stdout.splitlines()[0].split() == ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]
@@ -83,6 +84,7 @@ def test_raw_pod_metrics_document(stack: Stack) -> None:
     assert str(Quantity.parse(container["usage"]["cpu"])) == container["usage"]["cpu"]
 
 
+@pytest.mark.standin_only("the demo's nodes node-a and node-b exist only in the stand-in")
 def test_raw_pod_and_node_lists(stack: Stack) -> None:
     pods = stack.raw_json("/apis/metrics.k8s.io/v1beta1/pods?labelSelector=app%3Dapi")
     assert (pods["kind"], pods["metadata"]) == ("PodMetricsList", {})
