@@ -192,7 +192,8 @@ class Controller:
 
         # kept: identity metadata, spec, status but the decision's per-metric/step record (controller.kube.cached)
         cache = ObjectCache(self.client, info, namespace=self.options.watch_namespace, keep_raw=True,
-                            strip=cached_autoscaler, on_change=changed, track_changes=True)  # fmt: skip
+                            strip=cached_autoscaler, keep_labels=False, on_change=changed,
+                            track_changes=True)  # fmt: skip
         self.caches.append(cache)
         self._flushes[cache] = flush
         return cache

@@ -192,10 +192,10 @@ class CachedScaleClient:
         if (info.group, info.resource) in BUILTIN_SCALABLE:
             resource = info.resource
             cache = ObjectCache(self._client, info, namespace=namespace, watch_timeout_seconds=self._watch_timeout,
-                                convert=lambda obj: scale_from_workload(obj, resource))
+                                convert=lambda obj: scale_from_workload(obj, resource), keep_labels=False)
         else:
             cache = ObjectCache(self._client, info, namespace=namespace, keep_raw=True,
-                                strip=_scale_part if info == CRDS else strip_metadata,
+                                strip=_scale_part if info == CRDS else strip_metadata, keep_labels=False,
                                 watch_timeout_seconds=self._watch_timeout)
         cache.start()
         _log.info("scale reads of %s: watching %s (until synced, GET /scale)", info.kind, info.resource)

@@ -31,9 +31,9 @@ What is kept per object: `KubeObject` (identity, labels, phase...) and, for read
 more, the raw JSON (`keep_raw`) after `strip(raw)` (client-go's `SetTransform`: drop what the
 reader never reads, such as managedFields, annotations and pod templates, before the object is
 stored) and/or `convert(raw)`, the reader's own parsed value (`KubeObject.value`), when that is
-all it needs. Both run once per object version, as it enters the cache; a `convert` that raises
-or `strip` that raises leaves `value` None and the raw JSON whole (logged) rather than ending
-the watch.
+all it needs; `keep_labels=False` for a reader that never selects by label. `strip` and
+`convert` run once per object version, as it enters the cache; one that raises leaves `value`
+None and the raw JSON whole (logged) rather than ending the watch.
 
 Non-goals: writes, resync callbacks per object.
 """
@@ -113,7 +113,7 @@ class ObjectCache:
     def __init__(self, client: KubeClient, info: ResourceInfo, *, namespace: str | None = None,
                  field_selector: str | None = None, keep_data: bool = False,
                  keep_raw: bool = False, strip: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
-                 convert: Callable[[Mapping[str, Any]], Any] | None = None,
+                 convert: Callable[[Mapping[str, Any]], Any] | None = None, keep_labels: bool = True,
                  on_change: Callable[[ObjectCache], None] | None = None, track_changes: bool = False,
                  watch_timeout_seconds: int = 300, watch_idle_seconds: float = WATCH_IDLE_SECONDS,
                  max_backoff: float = 30.0, relist_after_outage: float = RELIST_AFTER_OUTAGE,
@@ -126,6 +126,7 @@ class ObjectCache:
         self._keep_raw = keep_raw
         self._strip = strip
         self._convert = convert
+        self._keep_labels = keep_labels
         self._on_change = on_change
         self._watch_timeout = watch_timeout_seconds
         self._watch_idle = watch_idle_seconds
@@ -343,7 +344,8 @@ class ObjectCache:
             except Exception:  # a reader's parser bug must not stop the reflector: keep the raw JSON
                 _log.exception("watch cache %s: cannot convert or strip an object", self.info.resource)
         obj = from_api(raw, kind=self.info.kind, api_version=self.info.api_version,
-                       keep_data=self._keep_data, keep_raw=self._keep_raw, stripped=stripped, value=value)
+                       keep_data=self._keep_data, keep_raw=self._keep_raw, stripped=stripped, value=value,
+                       keep_labels=self._keep_labels)
         store.setdefault(obj.namespace, {})[obj.name] = obj
         return obj
 

@@ -70,17 +70,18 @@ class KubeObject:
 
 def from_api(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "",
              keep_data: bool = False, keep_raw: bool = False, stripped: Mapping[str, Any] | None = None,
-             value: Any = None) -> KubeObject:
+             value: Any = None, keep_labels: bool = True) -> KubeObject:
     """Convert one object of a LIST or WATCH answer (list items carry no kind/apiVersion).
 
-    `keep_raw` keeps `stripped` (the part of `obj` the reader needs) when given, else `obj`.
+    `keep_raw` keeps `stripped` (the part of `obj` the reader needs) when given, else `obj`;
+    `keep_labels=False` leaves `labels` empty (a reader that never selects by label).
     ValueError names the field when the object, its metadata, labels or data are not JSON
     objects: a malformed answer is an error the caller reports, never an AttributeError that
     ends a watch loop."""
     meta = _object(_object(obj, "the object").get("metadata"), "metadata")
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    labels = _object(meta.get("labels"), "metadata.labels")
+    labels = _object(meta.get("labels"), "metadata.labels") if keep_labels else _EMPTY
     data = _object(obj.get("data"), "data") if keep_data else None
     return KubeObject(
         name=str(meta.get("name", "")),

@@ -304,3 +304,12 @@ async def test_strip_and_convert_run_once_per_version_as_objects_enter(api):
         assert web.value == ("seen", web.resource_version)
     finally:
         await cache.stop()
+
+
+async def test_a_cache_without_labels_keeps_none(api):
+    await api.put(POD_PATH, "web-0", "shop", {"app": "web"})
+    cache = await started(api, keep_labels=False)
+    try:
+        assert dict(cache.get("shop", "web-0").labels) == {}
+    finally:
+        await cache.stop()
