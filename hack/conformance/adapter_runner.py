@@ -41,7 +41,7 @@ CHECKERS = {**rules.CHECKERS, **registry.CHECKERS, **services.CHECKERS, **flags.
 CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
     category: frozenset(keys) for category, keys in {
         "config.parse": ("error", "startup_error_contains", "fatal_error", "success"),
-        "quantity_conversion": ("quantity",),
+        "quantity_conversion": ("quantity", "values", "success", "error"),
         "resource_metrics.pods": ("pod_metrics_in_input_order", "pod_metrics", *services.RESOURCE_ANSWER_FIELDS),
         "resource_metrics.nodes": ("node_metrics_in_input_order", "node_metrics", *services.RESOURCE_ANSWER_FIELDS),
         "cli.prometheus_header": ("http_headers", "success", "error", "fatal_error"),

@@ -39,19 +39,25 @@ def _value(raw: Any) -> float:
 def check_quantity(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     from adapter.services import resource_metrics
 
+    from hack.conformance.adapter_rules import judge_outcome
+
     data = case["input"]
-    value, api = _value(data["prometheus_value"]), data["api_path"]
+    api = data["api_path"]
+    if api not in ("custom", "external", "resource.cpu", "resource.memory"):
+        raise ValueError(f"unknown api_path {api!r} (custom, external, resource.cpu, resource.memory)")
+    try:
+        value = _value(data["prometheus_value"])
+    except ValueError as err:  # Prometheus' answer decoding refuses it the same way
+        return judge_outcome(case["expected"], {"success": False, "error": f"not a sample value: {err}"})
     if api == "resource.cpu":
         got = str(resource_metrics.cpu_quantity(value))
     elif api == "resource.memory":
         got = str(resource_metrics.memory_quantity(value))
-    elif api in ("custom", "external"):
+    else:
         # what the custom and external answers really carry: milli-units, DecimalSI (`format`
         # only describes it; these APIs never write BinarySI)
         got = format_milli(milli_of_finite(value)) if math.isfinite(value) else format_milli(milli_from_float(value))
-    else:
-        raise ValueError(f"unknown api_path {api!r} (custom, external, resource.cpu, resource.memory)")
-    return judge(case["expected"]["quantity"], got)
+    return judge_outcome(case["expected"], {"success": True, "quantity": got, "values": [got]})
 
 
 def _parse_http(text: str) -> tuple[str, dict[str, str]]:

@@ -79,7 +79,8 @@ def milli_cpu(got: Any, case: Mapping[str, Any] | None = None) -> Any:
     if isinstance(got, list):
         return [milli_cpu(item) for item in got]
     if isinstance(got, dict):
-        return {k: (milli_cpu(v) if k == "cpu" or isinstance(v, (dict, list)) else v) for k, v in got.items()}
+        return {k: (milli_cpu(v) if k in ("cpu", "quantity") or isinstance(v, (dict, list)) else v)
+                for k, v in got.items()}
     return got
 
 

@@ -131,7 +131,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="an external metric sample of NaN or ±Inf is left out of the answer and counted (the "
         "quantity conversion alone gives 0 / the int64 bound); upstream's unguarded float->int64 "
         "conversion yields -9223372036854775808m (issue #280's symptom), which an HPA would scale on.",
-        normalise=lambda got, case: "-9223372036854775808m",
+        normalise=lambda got, case: {**got, "quantity": "-9223372036854775808m", "values": ["-9223372036854775808m"]}
+        if isinstance(got, dict) else "-9223372036854775808m",
         applies=norm.is_external_non_finite,
     ),
     Deviation(
