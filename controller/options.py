@@ -51,6 +51,7 @@ from typing import TypeVar
 
 from controller.http_auth import DEFAULT_ALWAYS_ALLOW, AlwaysAllowPaths
 from kubecommon import gotime
+from kubecommon.prometheus_access import PrometheusAccess
 
 __all__ = ["HistoryOptions", "RunOptions", "build_parser", "parse"]
 
@@ -119,20 +120,12 @@ def _flag_type(parse_value: Callable[[str], T]) -> Callable[[str], T]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HistoryOptions:
-    """Where forecasts read metric history: the adapter's Prometheus, its flags and its rule file."""
+class HistoryOptions(PrometheusAccess):
+    """Where forecasts read metric history: the adapter's Prometheus (the access flags both binaries
+    share), and the adapter's rule file."""
 
     prometheus_url: str | None = None  # None: no history, objects with spec.prediction stay reactive
     rules: str | None = None
-    timeout: float = 30.0
-    ca_file: str | None = None
-    client_cert_file: str | None = None
-    client_key_file: str | None = None
-    insecure_skip_tls_verify: bool = False
-    token_file: str | None = None
-    basic_auth_username: str | None = None
-    basic_auth_password_file: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
     step: float = 60.0
     max_lookback: float = 14 * 86_400.0
     refresh: float = 60.0

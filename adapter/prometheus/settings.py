@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from adapter.config.load import parse_duration as parse_model_duration
 from kubecommon import gotime
+from kubecommon.prometheus_access import PrometheusAccess
 
 __all__ = [
     "DiscoverySettings",
@@ -48,19 +49,12 @@ class SettingsError(ValueError):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PrometheusSettings:
+class PrometheusSettings(PrometheusAccess):
+    """The adapter's Prometheus client: the access both binaries share, plus how it queries."""
+
     url: str = "https://localhost"
     # "GET" sends short queries as GET and long ones as POST; "POST" always POSTs.
     verb: str = "GET"
-    timeout: float = 30.0
-    ca_file: str | None = None
-    client_cert_file: str | None = None
-    client_key_file: str | None = None
-    insecure_skip_tls_verify: bool = False
-    token_file: str | None = None
-    basic_auth_username: str | None = None
-    basic_auth_password_file: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
     # Longer GET URLs are sent as POST: proxies in front of Prometheus commonly cap request
     # lines at 4-8 KiB (HTTP 414, crane#907 in the spec's pain points).
     max_get_url_length: int = 4096
