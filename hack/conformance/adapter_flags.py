@@ -171,8 +171,24 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
                                              "start": format_time(call.start).rstrip("0").rstrip(".")},
                             "no_end_param": False},
            "prometheus_series_calls": len(prom.series_calls), "before_relist": before,
-           "after_relist_unordered": metric_infos(discovery.snapshot)}
-    return judge({k: v for k, v in case["expected"].items() if k in got}, got)
+           "after_relist_unordered": metric_infos(discovery.snapshot),
+           "metrics_unordered": metric_infos(discovery.snapshot)}
+    from adapter.server.discovery_docs import custom_resources
+
+    resources = custom_resources(discovery.snapshot.custom_metrics())
+    names = [r["name"] for r in resources]
+    got.update({"api_resources_unordered": resources, "discovery_names_unordered": names,
+                "discovery_resource_names": sorted({n.split("/", 1)[0] for n in names})})
+    want = dict(case["expected"])
+    if isinstance(want.get("discovery_resource_names"), list):
+        want["discovery_resource_names"] = sorted(want["discovery_resource_names"])
+    return judge({k: v for k, v in want.items() if k in DISCOVERY_HTTP_FIELDS}, got)
+
+
+#: what one relist of a custom.discovery_http case observes
+DISCOVERY_HTTP_FIELDS = ("http_request", "prometheus_series_calls", "before_relist", "after_relist_unordered",
+                         "metrics_unordered", "api_resources_unordered", "discovery_names_unordered",
+                         "discovery_resource_names")
 
 
 def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:

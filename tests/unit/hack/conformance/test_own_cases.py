@@ -104,7 +104,7 @@ def test_the_own_files_cover_the_fields_the_public_file_never_uses_in_the_checke
     applicable |= {(family, field) for family, fields in REQUEST_FIELDS.items() for field in fields}
     applicable |= {(family, field) for family in ("cli.flags", "cli.prometheus_header", "custom.registry_query",
                                                   "custom.discovery_list", "custom.discovery_semantics",
-                                                  "config.parse", "quantity_conversion")
+                                                  "config.parse", "quantity_conversion", "custom.discovery_http")
                    for field in adapter_runner.CHECKED_EXPECTED_KEYS[family]}
 
     applicable |= {(family, field) for family in ("resource_metrics.pods", "resource_metrics.nodes")
