@@ -111,8 +111,8 @@ class MissingMetrics:
 
     async def _reachable(self) -> None:
         health = await self._probes.get("health", self._prometheus.health)
-        if health.ready is False:
-            raise PrometheusUnreachable("the backend is unreachable or not ready")
+        if health.reachable is False:  # not a proxy's 401/403 on /-/ready: that is no outage
+            raise PrometheusUnreachable("the backend is unreachable or unavailable")
 
     async def _recheck(self, series_query: str) -> Registry:
         rules = self._discovery.snapshot_rules

@@ -44,6 +44,10 @@ class BackendHealth:
     #: (a Prometheus restarted, even on its old data, has a hole where it was down and until its
     #: first scrapes; one restarted on empty storage holds nothing older)
     covered_since: float | None = None
+    #: False when a request now would meet an outage: no answer at all (connection refused, a
+    #: timeout) or one saying it is unavailable (5xx, 429, e.g. `/-/ready` during WAL replay);
+    #: an answer such as 401/403 from a proxy in front of `/-/ready` is reachable (None: unknown)
+    reachable: bool | None = None
 
 
 @runtime_checkable

@@ -63,12 +63,14 @@ def decode_body(raw: bytes) -> Any:
         return raw[:500].decode(errors="replace")
 
 
-async def ready_from_status(resp: aiohttp.ClientResponse) -> bool | None:
-    """200: ready; 404/405: the backend has no such endpoint (unknown); anything else: not ready."""
+async def ready_from_status(resp: aiohttp.ClientResponse) -> tuple[bool | None, bool]:
+    """(ready, unavailable): 200 ready; 404/405 the backend has no such endpoint (unknown);
+    anything else not ready, and a 5xx or 429 says the backend is unavailable."""
     await resp.content.read(MAX_ERROR_BODY)
+    unavailable = resp.status >= 500 or resp.status == 429
     if resp.status in (404, 405):
-        return None
-    return resp.status == 200
+        return None, unavailable
+    return resp.status == 200, unavailable
 
 
 def status_field(pick: Callable[[Mapping[str, Any]], float | None],

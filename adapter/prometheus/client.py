@@ -190,15 +190,16 @@ class PrometheusClient:
         cannot be reached is not ready.
         """
         try:
-            ready = await self._request("/-/ready", "", bodies.ready_from_status, get_only=True)
+            ready, unavailable = await self._request("/-/ready", "", bodies.ready_from_status, get_only=True)
             if ready is False:
-                return BackendHealth(ready=False)
+                return BackendHealth(ready=False, reachable=not unavailable)
             started = await self._request("/api/v1/status/runtimeinfo", "", bodies.status_field(
                 lambda data: bodies.rfc3339(data.get("startTime"))), get_only=True)
         except errors.PrometheusError as err:
             log.info("prometheus health: %s", err)
-            return BackendHealth(ready=False)
-        return BackendHealth(ready=ready,
+            unreachable = isinstance(err, (errors.PrometheusUnreachable, errors.PrometheusTimeout))
+            return BackendHealth(ready=False, reachable=False if unreachable else None)
+        return BackendHealth(ready=ready, reachable=True,
                              covered_since=None if started is None else started + SCRAPE_STARTUP_GRACE)
 
     # -- internals --------------------------------------------------------------------------

@@ -77,11 +77,20 @@ async def test_unknown_metric_while_prometheus_is_unreachable_is_an_outage(
     prom.set_series("node_load1", [])
     await discovery.relist()  # an honest empty relist
     assert len(discovery.snapshot) == 0
-    prom.backend_health = BackendHealth(ready=False)
+    prom.backend_health = BackendHealth(ready=False, reachable=False)
     with pytest.raises(errors.PrometheusUnreachable):
         await discovery.missing.custom(UNKNOWN)
     with pytest.raises(errors.PrometheusUnreachable):
         await discovery.missing.external("queue_depth")
+
+
+async def test_a_proxy_refusing_the_health_read_is_no_outage(prom: FakePrometheus, compiled: CompiledConfig) -> None:
+    """A 401/403 on /-/ready (kube-rbac-proxy allowing only the API) keeps an unknown metric a 404."""
+    clock = Clock()
+    discovery = Discovery(prom, compiled, interval=30, clock=clock, sleep=Sleeps(clock))
+    await discovery.relist()
+    prom.backend_health = BackendHealth(ready=False, reachable=True)
+    assert await discovery.missing.custom(UNKNOWN) is None
 
 
 async def test_a_dropped_metric_rechecked_during_an_outage_is_an_outage(

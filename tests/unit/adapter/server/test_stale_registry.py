@@ -61,14 +61,17 @@ async def test_client_reads_readiness_and_data_coverage() -> None:
     await client.start()
     try:
         start = 1_700_000_000.5  # 2023-11-14T22:13:20.5Z
-        assert await client.health() == BackendHealth(ready=True, covered_since=start + SCRAPE_STARTUP_GRACE)
+        assert await client.health() == BackendHealth(ready=True, covered_since=start + SCRAPE_STARTUP_GRACE,
+                                                      reachable=True)
         state["ready"] = 503
-        assert await client.health() == BackendHealth(ready=False)
+        assert await client.health() == BackendHealth(ready=False, reachable=False)
+        state["ready"] = 403  # a proxy in front of /-/ready: not ready as far as we know, but no outage
+        assert await client.health() == BackendHealth(ready=False, reachable=True)
         state["ready"] = 404  # a backend without /-/ready
         assert (await client.health()).ready is None
         assert {r.method for r in fake.requests} == {"GET"}
         await fake.stop()
-        assert await client.health() == BackendHealth(ready=False)  # unreachable
+        assert await client.health() == BackendHealth(ready=False, reachable=False)  # unreachable
     finally:
         await client.close()
         await fake.stop()
