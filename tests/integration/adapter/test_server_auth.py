@@ -170,3 +170,28 @@ def test_metrics_endpoint_for_an_allowed_scraper(stack):
                    "prom_autoscaler_adapter_served_sample_age_seconds_count"):
         assert family in text, family
     _status(stack.adapter.request("/metrics", token=stack.denied_token), 403, "Forbidden")
+
+
+@pytest.mark.parametrize("raw", [
+    pytest.param(b"GET /apis HTTP/1.1\r\nHost: x\r\nConnection: close\r\nBad Header: y\r\n\r\n",
+                 id="a header name with a space"),
+    pytest.param(b"GET /apis HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n",
+                 id="a header line over the 64 KiB limit"),
+])
+def test_a_request_the_parser_refuses_before_authentication_gets_a_status_without_traceback(stack, raw):
+    import json
+    import socket
+
+    context = stack.adapter.ssl_context()
+    with socket.create_connection(("127.0.0.1", stack.adapter.port), timeout=10) as sock, \
+            context.wrap_socket(sock, server_hostname="localhost") as tls:
+        tls.sendall(raw)
+        answer = b""
+        while chunk := tls.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == b"400" and b"application/json" in head, head
+    status = json.loads(body)
+    assert (status["kind"], status["status"], status["code"], status["reason"]) == ("Status", "Failure", 400, "BadRequest")
+    assert b"Traceback" not in body
+    assert "Traceback" not in stack.adapter.log_file.read_text()
