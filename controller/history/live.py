@@ -99,7 +99,7 @@ class _Entry:
     keep: int
     queries: tuple[MetricQuery | str, ...] | None = None  # per metric: its query, or why it has none
     resolved_at: float = 0.0
-    histories: list[History] = field(default_factory=list)
+    histories: list[window.Packed] = field(default_factory=list)
     tried_at: float | None = None
     read_at: float | None = None
     error: str | None = None
@@ -112,7 +112,8 @@ class _Entry:
         for i, problem in enumerate(self.target.problems):
             q = qs[i] if i < len(qs) else "not read yet"
             why = problem or (q if isinstance(q, str) else "")
-            h = self.histories[i] if not why and i < len(self.histories) and self.histories[i].count else None
+            packed = self.histories[i] if not why and i < len(self.histories) and self.histories[i].count else None
+            h = None if packed is None else window.unpack(packed)
             hs.append(h)
             problems.append(why or ("" if h is not None else "no samples read yet"))
         return ObjectHistory(histories=tuple(hs), problems=tuple(problems), error=self.error, read_at=self.read_at)

@@ -41,13 +41,29 @@ def test_a_fold_becomes_float32_with_nan_where_nothing_answered() -> None:
                  id="a read long after (an outage longer than the lookback): only the lookback is kept"),
 ])
 def test_merge(old: History, new: History, keep: int, start: float, values: list[float]) -> None:
-    merged = window.merge(old, new, keep=keep)
-    assert (merged.start, _list(merged)) == (start, [None if v is None or math.isnan(v) else v for v in values])
-    assert merged.values.dtype == np.float32
+    merged = window.merge(window.pack(old), new, keep=keep)
+    assert merged.values.dtype == np.float16  # 2 bytes a tick
+    h = window.unpack(merged)
+    assert (h.start, _list(h)) == (start, [None if v is None or math.isnan(v) else v for v in values])
+    assert h.values.dtype == np.float32
 
 
 def test_merge_never_writes_an_array_already_handed_out() -> None:
-    old = _h(0.0, 1, 2, 3)
+    old = window.pack(_h(0.0, 1, 2, 3))
     before = old.values.copy()
+    handed_out = window.unpack(old)
     window.merge(old, _h(120.0, 9, 9), keep=3)
-    assert np.array_equal(old.values, before)
+    assert np.array_equal(old.values, before) and _list(handed_out) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("peak", [pytest.param(3.0, id="cores"), pytest.param(4.0e12, id="bytes in milli-units"),
+                                  pytest.param(1.0e-3, id="a small rate")])  # fmt: skip
+def test_packed_samples_keep_eleven_significant_bits_at_any_magnitude(peak: float) -> None:
+    rng = np.random.default_rng(7)
+    values = (peak * rng.uniform(0.001, 1.0, 20_160)).astype(np.float32)
+    values[100] = np.nan
+    h = window.unpack(window.merge(window.empty(60.0), History(start=0.0, step=60.0, values=values), keep=20_160))
+    assert np.isnan(h.values[100])
+    ok = ~np.isnan(values)
+    assert np.max(np.abs(h.values[ok] - values[ok]) / values[ok]) <= 2.0**-11
+    assert window.pack(History(start=0.0, step=60.0, values=values)).values.nbytes == 2 * 20_160
