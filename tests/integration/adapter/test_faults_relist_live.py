@@ -26,7 +26,7 @@ import pytest
 from adapter.prometheus.client import SCRAPE_STARTUP_GRACE
 from hack.stack.local_prometheus import LocalPrometheus
 from tests.integration.adapter.fault_proxy import FaultProxy
-from tests.integration.adapter.test_faults_prometheus import RATE, RULES, SESSIONS, wait_for
+from tests.integration.adapter.test_faults_prometheus import POD, RATE, RULES, SESSIONS, wait_for
 from tests.fixtures.adapter import start_adapter
 
 pytestmark = [pytest.mark.integration]
@@ -143,3 +143,33 @@ def test_a_series_missing_from_relists_keeps_answering_and_a_dropped_one_is_rech
         assert unknown_codes == [404] * 30
         assert sessions_calls() == before + 1, "one shared re-check"
         assert "prom_autoscaler_adapter_registry_rechecks_total 1.0" in adapter.request("/metrics").text
+
+
+HUGE_RULES = r"""
+rules:
+- seriesQuery: 'relist_test_huge{namespace!="",pod!=""}'
+  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+externalRules:
+- seriesQuery: 'relist_test_huge{namespace!="",pod!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+"""
+
+
+@pytest.mark.timeout(90)
+def test_a_value_of_2_63_milli_units_or_more_is_served_in_exponent_form_not_clamped(
+        prometheus: LocalPrometheus, sample_exporter, kube_standin, tmp_path: Path) -> None:
+    labels = {"namespace": "shop", "pod": "web-7d9f8-abcde"}
+    sample_exporter.set_gauge("relist_test_huge", labels, 2e16)  # 2e19 milli-units > 2^63
+    try:
+        prometheus.wait_for("relist_test_huge > 1e16")
+        with start_adapter(tmp_path, prometheus_url=prometheus.url, kubeconfig=kube_standin.kubeconfig,
+                           rules=HUGE_RULES, args=["--insecure-disable-auth"]) as adapter:
+            custom = f"{POD}/relist_test_huge"
+            external = "/apis/external.metrics.k8s.io/v1beta1/namespaces/shop/relist_test_huge"
+            wait_for(lambda: adapter.request(custom).status == 200, 30, "the metric")
+            values = [adapter.request(path).json()["items"][0]["value"] for path in (custom, external)]
+    finally:
+        sample_exporter.remove("relist_test_huge")
+    assert values == ["20e15", "20e15"]
