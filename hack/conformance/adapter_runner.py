@@ -137,8 +137,10 @@ def _refusal(case: Mapping[str, Any]) -> tuple[Verdict, str] | None:
     if category not in CHECKERS:
         return "FAIL", f"no checker for category {category!r}: this runner cannot check it"
     unchecked = _unchecked_keys(case)
-    if unchecked:
-        return "FAIL", f"this runner does not check expected {', '.join(unchecked)} of a {category!r} case"
+    if unchecked:  # a field of the vocabulary that this family's answer does not carry
+        observed = ", ".join(sorted(CHECKED_EXPECTED_KEYS[category]))
+        return "FAIL", (f"expected {', '.join(unchecked)}: a {category!r} answer has no such field "
+                        f"(it is observed as {observed}; FIELDS.md)")
     return None
 
 

@@ -124,3 +124,22 @@ def test_a_controller_error_answer_meets_error_contains_and_fails_a_field_it_lac
 
 def test_both_own_case_files_are_found() -> None:
     assert sorted(p.name for p in CASES_DIR.glob("*.json")) == ["hpa-own.json", "prometheus-adapter-own.json"]
+
+
+def test_a_vocabulary_field_a_family_answer_does_not_carry_fails_naming_what_it_has() -> None:
+    case = copy.deepcopy(next(c for c in ADAPTER if c["category"] == "naming"))
+    case["expected"]["pod_metrics"] = []
+    verdict, detail = _adapter_verdict(case)
+    assert verdict == "FAIL"
+    assert "expected pod_metrics: a 'naming' answer has no such field" in detail and "metric_name" in detail
+
+
+def test_a_field_outside_the_vocabulary_fails_loudly() -> None:
+    case = copy.deepcopy(ADAPTER[0])
+    case["expected"]["latency_ms"] = 3
+    verdict, detail = _adapter_verdict(case)
+    assert (verdict, "unknown expected field latency_ms" in detail) == ("FAIL", True), detail
+    ctl = copy.deepcopy(CONTROLLER[0])
+    ctl["expected"]["latency_ms"] = 3
+    verdict, _, detail = controller_runner.case_outcome(ctl, 0, set())
+    assert verdict == "FAIL" and "latency_ms" in detail, detail
