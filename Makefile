@@ -20,7 +20,7 @@ DIST ?= dist
 .PHONY: test demo bench lint docs docs-ref check clean dist e2e
 
 test:
-	@$(SETUP) prometheus helm kubectl
+	@$(SETUP) prometheus victoria-metrics helm kubectl
 	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 demo:

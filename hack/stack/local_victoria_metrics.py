@@ -1,0 +1,61 @@
+"""Run a real single-node VictoriaMetrics (the Debian `victoria-metrics` binary, 1.79 here) on
+127.0.0.1 as a second backend for the adapter's tests: the same scrape config, lifecycle and
+harness helpers as `LocalPrometheus`, whose Prometheus-compatible API it serves at the root.
+
+Differences from Prometheus that matter to the tests (and to users, see docs/adapter.md):
+- it hides the newest 30 s of samples from queries by default (`-search.latencyOffset`); the
+  harness sets it to 1 s so a fresh sample is visible as soon as Prometheus would show it;
+- `/-/ready` is served (Prometheus compatibility), and `/api/v1/status/runtimeinfo` is not, so
+  the adapter's relist reads no start time from it (its health says only "ready");
+- a fresh instance answers `rate()` with nothing until it holds two samples, as Prometheus does.
+
+Non-goals: the cluster version (vmselect/vminsert, `/select/0/prometheus` prefixes), vmagent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hack.stack.local_prometheus import LocalPrometheus, _die_with_parent_fn
+from hack.stack.processes import spawn_logged
+
+__all__ = ["VICTORIA_METRICS_BINARY", "LocalVictoriaMetrics", "VictoriaMetricsNotInstalled"]
+
+VICTORIA_METRICS_BINARY = os.environ.get("VICTORIA_METRICS_BINARY", "/usr/bin/victoria-metrics")
+INSTALL_HINT = ("VictoriaMetrics is not installed at {path}. Install it with `sudo apt-get install "
+                "victoria-metrics` (Debian/Ubuntu; hack/setup.sh victoria-metrics does it), or point "
+                "VICTORIA_METRICS_BINARY at a victoria-metrics binary.")
+
+
+class VictoriaMetricsNotInstalled(RuntimeError):
+    """The victoria-metrics binary is missing."""
+
+
+class LocalVictoriaMetrics(LocalPrometheus):
+    """One VictoriaMetrics process scraping `targets`; `LocalPrometheus`'s interface."""
+
+    def __init__(self, targets: list[str] | tuple[str, ...], *, binary: str = VICTORIA_METRICS_BINARY,
+                 **kwargs: object) -> None:
+        super().__init__(targets, binary=binary, **kwargs)  # type: ignore[arg-type]
+        self._log = self.workdir / "victoria-metrics.log"
+
+    def start(self, *, timeout: float = 30.0) -> LocalVictoriaMetrics:
+        if not Path(self.binary).exists():
+            raise VictoriaMetricsNotInstalled(INSTALL_HINT.format(path=self.binary))
+        if self.running:
+            return self
+        config = self._write_config()
+        args = [
+            self.binary,
+            f"-promscrape.config={config}",
+            "-promscrape.config.strictParse=false",  # Prometheus' evaluation_interval is not its field
+            f"-storageDataPath={self.workdir / 'data'}",
+            f"-httpListenAddr=127.0.0.1:{self.port}",
+            "-search.latencyOffset=1s",
+            "-loggerLevel=WARN",
+            *self.extra_args,
+        ]
+        self._proc = spawn_logged(args, Path(self._log), preexec_fn=_die_with_parent_fn())
+        self._wait_ready(timeout)
+        return self
