@@ -47,7 +47,7 @@ from hack.stack.local_prometheus import LocalPrometheus
 from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity
 
-__all__ = ["DEFAULT", "FAST", "Cluster", "Scenario", "attach_stack", "run_autoscale"]
+__all__ = ["DEFAULT", "FAST", "Cluster", "Scenario", "attach_stack", "controller_flags", "run_autoscale"]
 
 METRIC = "http_requests_in_flight"
 PAS_API = "/apis/autoscaling.prom-autoscaler.io/v1alpha1"
@@ -126,6 +126,13 @@ def _prepare(stack: ControllerStack, rec: Recorder, scenario: Scenario) -> int:
     return int(start)
 
 
+def controller_flags(stack: ControllerStack) -> tuple[str, ...]:
+    """The demo controller's flags: no leader election, and the metrics backend the adapter reads
+    (Prometheus or VictoriaMetrics) with the adapter's rule file, as a deployment would pass them."""
+    return ("--leader-elect=false", f"--prometheus-url={stack.prometheus.url}",
+            f"--rules={stack.adapter.workdir / 'rules.yaml'}")
+
+
 def _start_controller(stack: ControllerStack, rec: Recorder, scenario: Scenario, out: TextIO) -> ControllerProcess:
     ns, name = rec.namespace, rec.name
     pas = promautoscaler(ns, name, target={"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
@@ -134,7 +141,7 @@ def _start_controller(stack: ControllerStack, rec: Recorder, scenario: Scenario,
                          behavior=scenario.behavior())
     out.write(f"\n$ kubectl apply -f - <<EOF\n{yaml.safe_dump(pas, sort_keys=False)}EOF\n")
     stack.apply(pas)
-    flags = ("--leader-elect=false", f"--sync-period={scenario.sync_seconds}s")
+    flags = (f"--sync-period={scenario.sync_seconds}s", *controller_flags(stack))
     ctl = stack.controller(ns, *flags)
     out.write(f"$ prom-autoscaler-controller run --watch-namespace={ns} {' '.join(flags)}   "
               f"(pid {ctl.proc.pid if ctl.proc else '?'}, log {ctl.log_file})\n\n")

@@ -263,13 +263,27 @@ class Recorder:
                         and (e.get("involvedObject") or {}).get("name") == self.name
                         and (e.get("involvedObject") or {}).get("kind") == "PromAutoscaler")
         messages = [m for _, m in found]
+        zero = self._zero_messages()
         updated = []
         for event in self.events:
             match = next((m for m in messages if m.startswith(f"New size: {event.to_replicas};")), "")
             if match:
                 messages.remove(match)
+            key = "ScaledToZero" if event.to_replicas == 0 else "WokenFromZero" if event.from_replicas == 0 else ""
+            if zero.get(key):
+                match = "; ".join(filter(None, (match, f"{key}: {zero[key].pop(0)}")))
             updated.append(replace(event, event_message=match))
         self.events = updated
+
+    def _zero_messages(self) -> dict[str, list[str]]:
+        """The messages of the controller's ScaledToZero and WokenFromZero Events, oldest first."""
+        doc = self.cluster.get(f"/api/v1/namespaces/{self.namespace}/events") or {}
+        found: dict[str, list[tuple[str, str]]] = {"ScaledToZero": [], "WokenFromZero": []}
+        for e in doc.get("items") or []:
+            if e.get("reason") in found and (e.get("involvedObject") or {}).get("name") == self.name:
+                found[str(e["reason"])].append((str(e.get("lastTimestamp") or e.get("eventTime") or ""),
+                                                str(e.get("message") or "")))
+        return {k: [m for _, m in sorted(v)] for k, v in found.items()}
 
     def recording(self, *, mode: str, settings: str) -> Recording:
         return Recording(namespace=self.namespace, name=self.name, metric_name=self.metric, target=self.target,

@@ -3,7 +3,7 @@
 (hack/demo/autoscale.py), the controller autoscaling the sample app through a load step.
 
     python hack/demo.py [--fast] [--report PATH] [--config hack/demo/config.yaml] [--keep-running]
-                        [--phase1-only | --no-autoscale]
+                        [--phase1-only | --no-autoscale] [--zero] [--backend prometheus|victoriametrics]
 
 Starts the sample exporter (six fake pods in two namespaces on two nodes), a real Prometheus
 scraping it every second (the Debian `prometheus` binary; nothing is installed here), then runs
@@ -45,6 +45,8 @@ from adapter.rules.resources import GroupResource
 from hack.demo.served import Then
 from hack.stack.local_prometheus import PROMETHEUS_BINARY, LocalPrometheus
 from hack.stack.local_prometheus import INSTALL_HINT
+from hack.stack.local_victoria_metrics import INSTALL_HINT as VM_INSTALL_HINT
+from hack.stack.local_victoria_metrics import VICTORIA_METRICS_BINARY, LocalVictoriaMetrics
 from hack.stack.metrics_stack import AdapterProcess, StandIn
 from hack.stack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo
 from kubecommon.quantity import format_bytes, format_cpu_cores, format_decimal
@@ -204,14 +206,17 @@ def _autoscale_phase(args: argparse.Namespace, exporter: SampleExporter, prometh
                      workdir: Path) -> Then:
     def run(standin: StandIn, adapter: AdapterProcess) -> int:
         from hack.demo.autoscale import DEFAULT, FAST, attach_stack, run_autoscale
+        from hack.demo.zero import run_zero
 
         scenario = FAST if args.fast else DEFAULT
-        heading(f"Phase 3: the controller closes the loop ({scenario.mode} mode)")
+        heading("Phase 3: scale to zero, a queue worker idles at 0 and wakes on a burst" if args.zero else
+                f"Phase 3: the controller closes the loop ({scenario.mode} mode)")
         try:
             stack = attach_stack(workdir / "phase3", exporter, prometheus, standin, adapter)
             try:
-                code = run_autoscale(stack, scenario=scenario, out=sys.stdout, tty=sys.stdout.isatty(),
-                                     report=Path(args.report), keep_controller=args.keep_running)
+                io = {"out": sys.stdout, "tty": sys.stdout.isatty(), "report": Path(args.report),
+                      "keep_controller": args.keep_running}
+                code = run_zero(stack, **io) if args.zero else run_autoscale(stack, scenario=scenario, **io)
                 if args.keep_running and code == 0:
                     print(f"\nEverything stays up, the controller too; try: KUBECONFIG={standin.kubeconfig} "
                           "kubectl get promautoscalers -n shop -w (Ctrl-C to stop)")
@@ -238,11 +243,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-autoscale", action="store_true", help="skip phase 3 (the controller)")
     parser.add_argument("--fast", action="store_true",
                         help="phase 3 with short windows: sync every 3 s, 10 s scale-down stabilization")
+    parser.add_argument("--zero", action="store_true",
+                        help="phase 3 as scale to zero: a queue worker (External metric, minReplicas 0) goes "
+                             "to 0 when its queue empties and wakes on a burst")
+    parser.add_argument("--backend", choices=("prometheus", "victoriametrics"), default="prometheus",
+                        help="the metrics backend the adapter and the controller read (and that scrapes "
+                             "the sample app every second)")
     parser.add_argument("--report", default=str(_default_report()),
                         help="where phase 3 writes its HTML page (default: a new file in the temp directory)")
     args = parser.parse_args(argv)
-    if not Path(PROMETHEUS_BINARY).exists():
-        print(INSTALL_HINT.format(path=PROMETHEUS_BINARY), file=sys.stderr)
+    backend = LocalVictoriaMetrics if args.backend == "victoriametrics" else LocalPrometheus
+    binary, hint = ((VICTORIA_METRICS_BINARY, VM_INSTALL_HINT) if args.backend == "victoriametrics"
+                    else (PROMETHEUS_BINARY, INSTALL_HINT))
+    if not Path(binary).exists():
+        print(hint.format(path=binary), file=sys.stderr)
         return 1
     try:
         compiled = compile_config(load_config(args.config))
@@ -253,12 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     exporter = SampleExporter().start()
     pods = populate_demo(exporter, demo_pods())
-    prometheus = LocalPrometheus([exporter.address])
+    prometheus = backend([exporter.address])
     try:
         heading("Starting")
         print(f"sample app: {exporter.series_count()} series for {len(pods)} fake pods at {exporter.url}")
         prometheus.start()
-        print(f"prometheus: {prometheus.url} (pid {prometheus.pid}, 1s scrape, data in "
+        print(f"{args.backend}: {prometheus.url} (pid {prometheus.pid}, 1s scrape, data in "
               f"{prometheus.workdir}); waiting for the first scrapes...")
         prometheus.wait_first_scrape()
         prometheus.wait_for("rate(http_requests_total[1m])")

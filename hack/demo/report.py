@@ -120,8 +120,9 @@ def _event(index: int, event: ScaleEvent) -> Event:
                         "data-to": str(event.to_replicas), "data-direction": event.direction})
 
 
-def render_svg(rec: Recording) -> str:
-    """The chart alone, drawn by the product's chart renderer: a well-formed SVG document."""
+def render_svg(rec: Recording, *, load_label: str = "") -> str:
+    """The chart alone, drawn by the product's chart renderer: a well-formed SVG document
+    (`load_label`: also draw the load the demo drove in the metric panel, e.g. a queue's depth)."""
     t0 = rec.started
     end = t0 + max(rec.finished - t0, 1.0) * 1.06  # room for the last event's label
     times = [s.t for s in rec.samples]
@@ -134,6 +135,8 @@ def render_svg(rec: Recording) -> str:
                    notes=_phases(rec.samples), include=[rec.target * 1.1], fmt=lambda v: f"{v:g}", lines=[
                        line("metric", "metric (per-pod average the controller read)", [s.metric for s in rec.samples],
                             "metric the controller read"),
+                       *([line("load", load_label, [s.load for s in rec.samples], load_label, "2 2")]
+                         if load_label else []),
                        Line(key="target", label="target", title=f"target: {rec.target:g} per pod", times=[t0, end],
                             values=[rec.target, rec.target], colour=_COLORS["target"], dash="6 4", width=2)])
     replicas = Panel(title=f"replicas of Deployment {rec.namespace}/{rec.name}", height=_REPLICAS_HEIGHT,
@@ -161,7 +164,7 @@ def _event_rows(events: Sequence[ScaleEvent]) -> str:
     return "".join(rows) or '<tr><td colspan="6">no scale events</td></tr>'
 
 
-def render_html(rec: Recording) -> str:
+def render_html(rec: Recording, *, load_label: str = "") -> str:
     """The whole page: heading, chart, event table, embedded samples."""
     data = json.dumps(rec.to_json(), separators=(",", ":")).replace("</", "<\\/")
     title = f"prom-autoscaler demo: PromAutoscaler {rec.namespace}/{rec.name}"
@@ -177,7 +180,7 @@ td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 Recorded {_clock(rec.started)}&#8211;{_clock(rec.finished)} UTC,
 {len(rec.samples)} samples. Replicas are what the controller wrote (the Deployment's /scale and the
 PromAutoscaler's status); hover over a marked scale event to see why it happened.</p>
-{render_svg(rec)}
+{render_svg(rec, load_label=load_label)}
 <h2>Scale events</h2>
 <table><tr><th>decided (status.lastDecision.time)</th><th>direction</th><th>replicas</th>
 <th>rescale reason</th><th>limiting reason</th><th>Event</th></tr>{_event_rows(rec.events)}</table>
