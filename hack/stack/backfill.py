@@ -6,7 +6,10 @@ history is exactly what the caller wrote, at timestamps in the past, with no scr
 
 `openmetrics(series)` renders `(name, labels, [(unix seconds, value), ...])` triples as gauges
 (one family per name, each series' samples in time order, `# EOF`); `BackfilledPrometheus`
-backfills that text and serves it. Non-goals: counters/histograms, remote storage.
+backfills that text and serves it. `BackfilledVictoriaMetrics` serves the same text from a real
+VictoriaMetrics: it has no promtool step, so the text goes to its `/api/v1/import/prometheus`
+(Prometheus text, timestamps in milliseconds: the seconds are converted), then
+`/internal/force_flush` makes it searchable. Non-goals: counters/histograms, remote storage.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.local_victoria_metrics import LocalVictoriaMetrics
 
-__all__ = ["BackfilledPrometheus", "PROMTOOL", "openmetrics"]
+__all__ = ["BackfilledPrometheus", "BackfilledVictoriaMetrics", "PROMTOOL", "openmetrics"]
 
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 SeriesData = tuple[str, Mapping[str, str], Sequence[tuple[float, float]]]
@@ -83,3 +88,35 @@ class BackfilledPrometheus:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def prometheus_text_ms(text: str) -> str:
+    """`openmetrics()` text (timestamps in seconds) as VictoriaMetrics' Prometheus import takes it (ms)."""
+    out = []
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            sample, stamp = line.rsplit(" ", 1)
+            line = f"{sample} {round(float(stamp) * 1000)}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+class BackfilledVictoriaMetrics(BackfilledPrometheus):
+    """The same history in a real VictoriaMetrics (imported over HTTP, kept for 100 years)."""
+
+    def __init__(self, text: str, *, workdir: str | Path | None = None) -> None:
+        super().__init__(text, workdir=workdir)
+        # Prometheus' 5 m look-back (BackfilledPrometheus' --query.lookback-delta): VictoriaMetrics derives
+        # its own from the sample interval (15 s here) unless given a minimum.
+        self.server = LocalVictoriaMetrics([], workdir=self.workdir,
+                                           extra_args=["-retentionPeriod=100y", "-search.minStalenessInterval=5m"])
+
+    def start(self) -> BackfilledVictoriaMetrics:
+        self.server.start()
+        body = prometheus_text_ms(self._text).encode()
+        with urllib.request.urlopen(urllib.request.Request(
+                f"{self.url}/api/v1/import/prometheus", data=body, method="POST"), timeout=60) as resp:
+            resp.read()
+        with urllib.request.urlopen(f"{self.url}/internal/force_flush", timeout=30) as resp:
+            resp.read()
+        return self

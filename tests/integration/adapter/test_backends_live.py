@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from hack.stack.local_prometheus import LocalPrometheus
-from hack.stack.local_victoria_metrics import LocalVictoriaMetrics
 from hack.stack.sample_exporter import SampleExporter, populate_demo
 from kubecommon.quantity import Quantity
 from tests.fixtures.adapter import start_adapter
+from tests.fixtures.prometheus import BACKENDS
 from tests.integration.adapter.test_faults_prometheus import POD, RATE, RULES, SESSIONS, wait_for
 
 pytestmark = [pytest.mark.integration]
@@ -27,10 +27,6 @@ externalRules:
   resources: {overrides: {namespace: {resource: namespace}}}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
 """
-BACKENDS: dict[str, Callable[[list[str]], LocalPrometheus]] = {
-    "prometheus": lambda targets: LocalPrometheus(targets),
-    "victoria-metrics": lambda targets: LocalVictoriaMetrics(targets),
-}
 
 
 @pytest.fixture(params=sorted(BACKENDS))

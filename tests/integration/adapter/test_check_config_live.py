@@ -1,5 +1,6 @@
-"""`check-config --prometheus-url` against a real Prometheus scraping the sample exporter: per
-rule, how many series matched, which were dropped and why, and what the adapter would expose."""
+"""`check-config --prometheus-url` against a real Prometheus and a real VictoriaMetrics
+(`demo_backend`) scraping the sample exporter: per rule, how many series matched, which were
+dropped and why, and what the adapter would expose."""
 
 from __future__ import annotations
 
@@ -40,11 +41,11 @@ def _blocks(out: str) -> dict[str, str]:
     return {block.split(":", 1)[0]: block for block in live.split("\n\n") if block.strip()}
 
 
-def test_live_report_explains_every_rule(prometheus: LocalPrometheus, tmp_path: Path,
+def test_live_report_explains_every_rule(demo_backend: LocalPrometheus, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "adapter.yaml"
     path.write_text(RULES)
-    code = check_config.main([str(path), "--prometheus-url", prometheus.url, "--metrics-max-age", "5m"])
+    code = check_config.main([str(path), "--prometheus-url", demo_backend.url, "--metrics-max-age", "5m"])
     out = capsys.readouterr().out
     assert code == 0, out
     blocks = _blocks(out)
@@ -65,13 +66,15 @@ def test_live_report_explains_every_rule(prometheus: LocalPrometheus, tmp_path: 
     assert "external.metrics.k8s.io queue_messages_ready" in out
 
 
-def test_a_bad_series_query_is_reported_for_its_rules_only(prometheus: LocalPrometheus, tmp_path: Path,
+def test_a_bad_series_query_is_reported_for_its_rules_only(demo_backend: LocalPrometheus, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "adapter.yaml"
     path.write_text(RULES.replace("'no_such_metric_total'", "'no_such{'"))
-    code = check_config.main([str(path), "--prometheus-url", prometheus.url])
+    code = check_config.main([str(path), "--prometheus-url", demo_backend.url])
     out = capsys.readouterr().out
     assert code == 2
     blocks = _blocks(out)
-    assert "rules[3]: seriesQuery failed:" in blocks["rules[3]"] and "400" in blocks["rules[3]"]
+    # the backend's refusal: Prometheus answers 400 bad_data, VictoriaMetrics 422
+    assert "rules[3]: seriesQuery failed:" in blocks["rules[3]"]
+    assert "HTTP Status Code 400" in blocks["rules[3]"] or "HTTP Status Code 422" in blocks["rules[3]"]
     assert "seriesQuery matched 12 series" in blocks["rules[0]"]

@@ -1,4 +1,5 @@
-"""Relist behaviour against a real Prometheus: a series that stops disappears after max-age,
+"""Relist behaviour against a real Prometheus (the second test also against a real
+VictoriaMetrics, `backend`): a series that stops disappears after max-age,
 a Prometheus that is down at start is picked up when it comes back (and a restart keeps the
 last good registry), and a rule file with each kind of error stops the adapter at start."""
 
@@ -20,6 +21,7 @@ from adapter.rules.resources import GroupResource
 from hack.stack.local_prometheus import LocalPrometheus
 from hack.stack.sample_exporter import SampleExporter
 from tests.fixtures.adapter import run_adapter
+from tests.fixtures.prometheus import BACKENDS
 
 pytestmark = [pytest.mark.integration]
 
@@ -52,6 +54,9 @@ def metrics(discovery: Discovery) -> set[str]:
 async def test_relist_drops_a_series_that_stopped(
     prometheus: LocalPrometheus, sample_exporter: SampleExporter
 ) -> None:
+    # Prometheus only: VictoriaMetrics' /api/v1/series answers from a per-day index, so a series
+    # that stopped is still listed until the day ends whatever `start` says (measured: still there
+    # after 15 s with max-age 2 s), so the adapter keeps listing it.
     labels = {"namespace": "shop", "pod": "web-7d9f8-abcde"}
     sample_exporter.set_gauge("relist_test_stays", labels, 1)
     sample_exporter.set_gauge("relist_test_stops", labels, 1)
@@ -78,11 +83,12 @@ async def test_relist_drops_a_series_that_stopped(
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
 async def test_prometheus_down_at_start_comes_back_and_restarts(
-    prometheus_factory: Callable[..., LocalPrometheus]
+    prometheus_factory: Callable[..., LocalPrometheus], backend: str
 ) -> None:
     # A Prometheus that has data, then is down while the adapter starts (e.g. both restarting).
-    server = prometheus_factory()
+    server = prometheus_factory(backend=backend)
     server.wait_for("http_requests_total")
     server.stop()
     compiled = compile_config(parse_config(RULES, source="relist.yaml"))

@@ -1,7 +1,8 @@
 """The end-to-end stack, started once per session, on one of two clusters:
 
 * by default, the API-server stand-in with the adapter registered through four APIService objects, a
-  private real Prometheus scraping the sample exporter, and real `kubectl` going through the stand-in's
+  private real backend scraping the sample exporter (once per backend: every test here runs on
+  Prometheus and on VictoriaMetrics, ids `[prometheus]` and `[victoriametrics]`), and real `kubectl` going through the stand-in's
   aggregation layer (private, not the shared `prometheus` fixture, because the recovery test stops and
   restarts it);
 * with E2E_KUBECONFIG=PATH (`make e2e KUBECONFIG=PATH`), the cluster of that kubeconfig, which must run
@@ -34,6 +35,7 @@ import yaml
 from hack.stack import e2e_cluster, metrics_stack
 from hack.stack.local_prometheus import LocalPrometheus
 from hack.stack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo
+from tests.fixtures.prometheus import BACKENDS
 
 CLUSTER_KUBECONFIG = os.environ.get("E2E_KUBECONFIG", "")
 WARM_QUERY = '/apis/custom.metrics.k8s.io/v1beta1/namespaces/shop/pods/*/http_requests_per_second'
@@ -173,8 +175,12 @@ class ClusterStack:
             return code, headers, body.decode(errors="replace") if isinstance(body, bytes) else body
 
 
-@pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+# A real cluster brings its own Prometheus (e2e_cluster.py), so only the stand-in runs both backends.
+STACK_BACKENDS = ["prometheus"] if CLUSTER_KUBECONFIG else sorted(BACKENDS)
+
+
+@pytest.fixture(scope="session", params=STACK_BACKENDS)
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     if CLUSTER_KUBECONFIG:
         cluster = ClusterStack(kubeconfig=CLUSTER_KUBECONFIG, pods=demo_pods())
         cluster.prometheus = ProxiedPrometheus(cluster.kubectl)
@@ -185,10 +191,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     work = tmp_path_factory.mktemp("e2e")
     exporter = SampleExporter().start()
     pods = populate_demo(exporter, demo_pods())
-    prometheus = LocalPrometheus([exporter.address])
+    prometheus = BACKENDS[request.param]([exporter.address])
     try:
         prometheus.start()
-        prometheus.wait_for("rate(http_requests_total[1m])")
+        prometheus.wait_for("rate(http_requests_total[1m])", timeout=30)
         with metrics_stack.aggregated_adapter(work, prometheus_url=prometheus.url,
                                               objects=metrics_stack.cluster_objects(pods)) as (standin, adapter):
             token, ca = _kubeconfig_credentials(standin.kubeconfig)
