@@ -23,9 +23,11 @@ test:
 	@$(SETUP) prometheus victoria-metrics helm kubectl
 	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
+# BACKEND=victoriametrics: the whole demo (adapter and controller) reads VictoriaMetrics instead.
+BACKEND ?= prometheus
 demo:
-	@$(SETUP) prometheus kubectl
-	$(PY) hack/demo.py $(DEMO_ARGS)
+	@$(SETUP) $(if $(filter victoriametrics,$(BACKEND)),victoria-metrics,prometheus) kubectl
+	$(PY) hack/demo.py --backend $(BACKEND) $(DEMO_ARGS)
 
 bench:
 	@$(SETUP) prometheus kubectl

@@ -44,10 +44,12 @@ from hack.demo.autoscale_record import Cluster, Recorder
 from hack.demo.live import LiveView
 from hack.demo.report import Recording, render_html
 from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.local_victoria_metrics import LocalVictoriaMetrics
 from hack.stack.sample_exporter import SampleExporter
 from kubecommon.quantity import Quantity
 
-__all__ = ["DEFAULT", "FAST", "Cluster", "Scenario", "attach_stack", "controller_flags", "run_autoscale"]
+__all__ = ["DEFAULT", "FAST", "Cluster", "Scenario", "attach_stack", "backend_name", "controller_flags",
+           "run_autoscale"]
 
 METRIC = "http_requests_in_flight"
 PAS_API = "/apis/autoscaling.prom-autoscaler.io/v1alpha1"
@@ -124,6 +126,11 @@ def _prepare(stack: ControllerStack, rec: Recorder, scenario: Scenario) -> int:
 
     wait_until(baseline_served, timeout=45, interval=0.5, what="the adapter serving the baseline load per pod")
     return int(start)
+
+
+def backend_name(stack: ControllerStack) -> str:
+    """The metrics backend the adapter and the controller read, as the page names it."""
+    return "VictoriaMetrics" if isinstance(stack.prometheus, LocalVictoriaMetrics) else "Prometheus"
 
 
 def controller_flags(stack: ControllerStack) -> tuple[str, ...]:
@@ -220,7 +227,8 @@ def run_autoscale(stack: ControllerStack, *, scenario: Scenario, out: TextIO, tt
     rec.attach_event_messages()
     if _explain(stack, namespace, name, out) != 0:
         code = 1
-    recording: Recording = rec.recording(mode=scenario.mode, settings=scenario.settings())
+    recording: Recording = rec.recording(mode=scenario.mode,
+                                         settings=f"{scenario.settings()}; metrics from {backend_name(stack)}")
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render_html(recording))
     ups = sum(e.direction == "up" for e in recording.events)

@@ -172,10 +172,14 @@ async def run_once(prometheus: LocalPrometheus, compiled: CompiledConfig,
               f"{len(compiled.custom) + len(compiled.external)} rules in "
               f"{time.monotonic() - started:.3f}s")
         print_exposed(registry, compiled)
-        heading("Example requests: the PromQL the adapter runs, and what Prometheus answers")
-        print("(rates are rate(...[1m]); Prometheus extrapolates from the samples it has, so they "
-              "read low until it has scraped for a minute; run with --keep-running to repeat this "
-              "every 30 s and watch them settle)")
+        victoria = isinstance(prometheus, LocalVictoriaMetrics)
+        heading("Example requests: the PromQL the adapter runs, and what "
+                f"{'VictoriaMetrics' if victoria else 'Prometheus'} answers")
+        print("(rates are rate(...[1m]); " + (
+              "VictoriaMetrics does not extrapolate, so right after its start they can read high; "
+              if victoria else "Prometheus extrapolates from the samples it has, so they read low until "
+              "it has scraped for a minute; ") + "run with --keep-running to repeat this every 30 s and "
+              "watch them settle)")
         shop = [p.name for p in pods if p.namespace == "shop"]
         pods_gr = GroupResource(group="", resource="pods")
         await show_custom(client, registry, pods_gr, "http_requests_per_second", "shop", shop,

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from hack.demo.autoscale import _explain, _wait_phase, controller_flags
+from hack.demo.autoscale import _explain, _wait_phase, backend_name, controller_flags
 from hack.demo.autoscale_record import Cluster, Recorder
 from hack.demo.live import LiveView
 from hack.demo.report import render_html
@@ -131,7 +131,8 @@ def run_zero(stack: ControllerStack, *, scenario: ZeroScenario = ZERO, out: Text
     rec.attach_event_messages()
     if _explain(stack, namespace, name, out) != 0:
         code = 1
-    recording = rec.recording(mode="scale to zero", settings=scenario.settings())
+    recording = rec.recording(mode="scale to zero",
+                              settings=f"{scenario.settings()}; metrics from {backend_name(stack)}")
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render_html(recording, load_label=f"messages in queue {QUEUE} (what the demo set)"))
     zeros = sum(e.to_replicas == 0 for e in recording.events)
