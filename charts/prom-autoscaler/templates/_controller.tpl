@@ -83,6 +83,7 @@ controller's (`python -m controller --help`), which follow kube-controller-manag
 {{- $a = concat $a (include "prom-autoscaler.prometheusAccessArgs" . | fromYamlArray) -}}
 {{- $a = append $a (printf "--history-step=%s" $c.history.step) -}}
 {{- $a = append $a (printf "--history-max-lookback=%s" $c.history.maxLookback) -}}
+{{- $a = append $a (printf "--history-refresh=%s" $c.history.refresh) -}}
 {{- end -}}
 {{- $a = append $a (printf "--v=%v" $c.logLevel) -}}
 {{- $a = concat $a ($c.extraArguments | default list) -}}
