@@ -89,7 +89,12 @@ def _answer(prometheus: LocalPrometheus, expr: str) -> str:
 def history(ns: str, tmp_path: Path) -> Iterator[BackfilledPrometheus]:
     (tmp_path / "history").mkdir()
     end = int(time.time() // STEP * STEP)
-    samples = [(float(t), 160.0 if (t % DAY) < 3_600 else 20.0) for t in range(end - DAYS * DAY, end + 1, STEP)]
+    # a daily hour at 160 that starts 4 minutes after now's time of day: the controller's first forecast
+    # (its proof over the last day starts a day ago, when that ramp came 4 minutes later) is trusted and
+    # asks for the ramp, so the prediction panels have series whatever the time of day the test runs
+    ramp_at = end + 240
+    samples = [(float(t), 160.0 if (t - ramp_at) % DAY < 3_600 else 20.0)
+               for t in range(end - DAYS * DAY, end + 1, STEP)]
     with BackfilledPrometheus(openmetrics([("queue_messages_ready", {"namespace": ns, "queue": "orders"}, samples)]),
                               workdir=tmp_path / "history") as server:
         yield server
