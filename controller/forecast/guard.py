@@ -14,7 +14,8 @@ and `(q - a)` when over, over `max(a, value at t)`: a shortfall (users served la
 than a surplus (pods idle), as in Crane's and AWS's own scoring. The guard trusts forecasts while
 their loss is below reacting's and falls back when it is not (a pattern change, a broken
 history), with a small margin on the way back so it does not flap. Nothing scored yet: not
-trusted. The averages weigh the last `HALF_LIFE_SECONDS` of forecasts most, so an old season
+trusted. A load that never moved (both losses zero) is trusted: the forecast then asks for what
+reacting does, and a fallback there would only alarm. The averages weigh the last `HALF_LIFE_SECONDS` of forecasts most, so an old season
 does not excuse a new failure.
 
 Non-goals: forecasting. Pure: no I/O, no clock reads.
@@ -34,6 +35,7 @@ __all__ = ["HALF_LIFE_SECONDS", "Pending", "Scorecard", "UNDER_WEIGHT", "record"
 UNDER_WEIGHT = 2.0
 HALF_LIFE_SECONDS = 6 * 3600.0
 _RECOVER = 0.95  # back to trusted when the forecast's loss is 5% under reacting's
+_EXACT = 1e-9  # losses this small are exact forecasts (a load that did not move)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,7 +106,9 @@ def score(card: Scorecard, history: History, *, now: float, horizon: float) -> S
         r_loss += (_loss(p.reactive, actual, scale) - r_loss) / weight
         scored += 1
     rest = tuple(p for p in card.pending if p not in due)
-    if card.trusted:
+    if f_loss <= _EXACT and r_loss <= _EXACT:  # a steady load: neither ever missed, nothing to fall back from
+        trusted = True
+    elif card.trusted:
         trusted = f_loss < r_loss
     else:
         trusted = f_loss < _RECOVER * r_loss

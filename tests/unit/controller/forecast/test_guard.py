@@ -70,3 +70,13 @@ def test_scoring_uses_the_peak_that_came_within_the_horizon() -> None:
     assert card.forecast_loss == 0.0  # it provided for the peak of 30 exactly
     assert card.reactive_loss == guard.UNDER_WEIGHT * 20.0 / 30.0
     assert card.trusted and card.skill == 1.0
+
+
+def test_a_load_that_never_moves_is_trusted_not_reported_as_a_fallback() -> None:
+    h = History(start=0.0, step=STEP, values=np.full(int(3 * DAY / STEP), 500.0))
+    card = guard.Scorecard()
+    for t in range(0, int(DAY), 600):
+        card = guard.record(card, made_at=float(DAY + t), forecast=500.0, reactive=500.0)
+    card = guard.score(card, h, now=3 * DAY, horizon=600.0)
+    assert card.scored > 100 and card.forecast_loss == card.reactive_loss == 0.0
+    assert card.trusted and card.skill == 0.0
