@@ -15,8 +15,8 @@ than a surplus (pods idle), as in Crane's and AWS's own scoring. The guard trust
 their loss is below reacting's and falls back when it is not (a pattern change, a broken
 history), with a small margin on the way back so it does not flap. Nothing scored yet: not
 trusted. A load that never moved (both losses zero) is trusted: the forecast then asks for what
-reacting does, and a fallback there would only alarm. The averages weigh the last `HALF_LIFE_SECONDS` of forecasts most, so an old season
-does not excuse a new failure.
+reacting does, and a fallback there would only alarm. The averages weigh the last
+`HALF_LIFE_SECONDS` of forecasts most, so an old season does not excuse a new failure.
 
 Non-goals: forecasting. Pure: no I/O, no clock reads.
 """
