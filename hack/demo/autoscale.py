@@ -146,14 +146,36 @@ def _start_controller(stack: ControllerStack, rec: Recorder, scenario: Scenario,
                          metrics=[_pods_metric(scenario.target)], min_replicas=scenario.min_replicas,
                          max_replicas=scenario.max_replicas, sync_period=scenario.sync_seconds,
                          behavior=scenario.behavior())
+    return apply_and_start(stack, pas, sync_seconds=scenario.sync_seconds, out=out)
+
+
+def apply_and_start(stack: ControllerStack, pas: dict[str, Any], *, sync_seconds: int, out: TextIO
+                    ) -> ControllerProcess:
+    """Apply the PromAutoscaler and start the controller for its namespace, printing both as commands."""
+    ns = pas["metadata"]["namespace"]
     out.write(f"\n$ kubectl apply -f - <<EOF\n{yaml.safe_dump(pas, sort_keys=False)}EOF\n")
     stack.apply(pas)
-    flags = (f"--sync-period={scenario.sync_seconds}s", *controller_flags(stack))
+    flags = (f"--sync-period={sync_seconds}s", *controller_flags(stack))
     ctl = stack.controller(ns, *flags)
     out.write(f"$ prom-autoscaler-controller run --watch-namespace={ns} {' '.join(flags)}   "
               f"(pid {ctl.proc.pid if ctl.proc else '?'}, log {ctl.log_file})\n\n")
     out.flush()
     return ctl
+
+
+def end_phase(rec: Recorder, view: LiveView, ctl: ControllerProcess, *, keep_controller: bool) -> None:
+    """After the driven phase, however it ended: the live view closed, the controller stopped unless
+    kept (its last decision stays the one explained), the last samples recorded."""
+    view.close()
+    if not keep_controller:
+        ctl.stop()
+    rec.tail(seconds=1.0)
+
+
+def explain_phase(stack: ControllerStack, rec: Recorder, out: TextIO) -> int:
+    """The scale events' messages attached to the recording, and `explain` printed; 1 when it failed."""
+    rec.attach_event_messages()
+    return 1 if _explain(stack, rec.namespace, rec.name, out) != 0 else 0
 
 
 def _wait_phase(rec: Recorder, view: LiveView, *, phase: str, load: float, done: Callable[[], bool],
@@ -220,13 +242,8 @@ def run_autoscale(stack: ControllerStack, *, scenario: Scenario, out: TextIO, tt
         view.note(f"\nautoscale phase failed: {err}\n--- controller log ---\n{ctl.log_tail(40)}")
         code = 1
     finally:
-        view.close()
-        if not keep_controller:
-            ctl.stop()  # the decision explained below stays the last one
-        rec.tail(seconds=1.0)
-    rec.attach_event_messages()
-    if _explain(stack, namespace, name, out) != 0:
-        code = 1
+        end_phase(rec, view, ctl, keep_controller=keep_controller)
+    code = max(code, explain_phase(stack, rec, out))
     recording: Recording = rec.recording(mode=scenario.mode,
                                          settings=f"{scenario.settings()}; metrics from {backend_name(stack)}")
     report.parent.mkdir(parents=True, exist_ok=True)

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
 
-from hack.demo.autoscale import _explain, _wait_phase, backend_name, controller_flags
+from hack.demo.autoscale import _wait_phase, apply_and_start, backend_name, end_phase, explain_phase
 from hack.demo.autoscale_record import Cluster, Recorder
 from hack.demo.live import LiveView
 from hack.demo.report import render_html
@@ -91,14 +90,7 @@ def _start(stack: ControllerStack, rec: QueueRecorder, scenario: ZeroScenario, o
         sync_period=scenario.sync_seconds,
         behavior={"scaleDown": {"stabilizationWindowSeconds": scenario.downscale_window}})
     pas["spec"]["scaleToZero"] = {"cooldownSeconds": scenario.cooldown}
-    out.write(f"\n$ kubectl apply -f - <<EOF\n{yaml.safe_dump(pas, sort_keys=False)}EOF\n")
-    stack.apply(pas)
-    flags = (f"--sync-period={scenario.sync_seconds}s", *controller_flags(stack))
-    ctl = stack.controller(ns, *flags)
-    out.write(f"$ prom-autoscaler-controller run --watch-namespace={ns} {' '.join(flags)}   "
-              f"(pid {ctl.proc.pid if ctl.proc else '?'}, log {ctl.log_file})\n\n")
-    out.flush()
-    return ctl
+    return apply_and_start(stack, pas, sync_seconds=scenario.sync_seconds, out=out)
 
 
 def run_zero(stack: ControllerStack, *, scenario: ZeroScenario = ZERO, out: TextIO, tty: bool, report: Path,
@@ -124,13 +116,8 @@ def run_zero(stack: ControllerStack, *, scenario: ZeroScenario = ZERO, out: Text
         view.note(f"\nscale-to-zero phase failed: {err}\n--- controller log ---\n{ctl.log_tail(40)}")
         code = 1
     finally:
-        view.close()
-        if not keep_controller:
-            ctl.stop()
-        rec.tail(seconds=1.0)
-    rec.attach_event_messages()
-    if _explain(stack, namespace, name, out) != 0:
-        code = 1
+        end_phase(rec, view, ctl, keep_controller=keep_controller)
+    code = max(code, explain_phase(stack, rec, out))
     recording = rec.recording(mode="scale to zero",
                               settings=f"{scenario.settings()}; metrics from {backend_name(stack)}")
     report.parent.mkdir(parents=True, exist_ok=True)
