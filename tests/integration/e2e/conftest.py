@@ -1,8 +1,8 @@
 """The end-to-end stack, started once per session, on one of two clusters:
 
 * by default, the API-server stand-in with the adapter registered through four APIService objects, a
-  private real backend scraping the sample exporter (once per backend: every test here runs on
-  Prometheus and on VictoriaMetrics, ids `[prometheus]` and `[victoriametrics]`), and real `kubectl` going through the stand-in's
+  private real backend scraping the sample exporter (one stack per backend, kept for the session:
+  every test here runs on Prometheus and on VictoriaMetrics, ids `[prometheus]` / `[victoriametrics]`), and real `kubectl` going through the stand-in's
   aggregation layer (private, not the shared `prometheus` fixture, because the recovery test stops and
   restarts it);
 * with E2E_KUBECONFIG=PATH (`make e2e KUBECONFIG=PATH`), the cluster of that kubeconfig, which must run
@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import ssl
@@ -22,7 +23,7 @@ import subprocess
 import urllib.parse
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,19 +180,19 @@ class ClusterStack:
 STACK_BACKENDS = ["prometheus"] if CLUSTER_KUBECONFIG else sorted(BACKENDS)
 
 
-@pytest.fixture(scope="session", params=STACK_BACKENDS)
-def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    if CLUSTER_KUBECONFIG:
-        cluster = ClusterStack(kubeconfig=CLUSTER_KUBECONFIG, pods=demo_pods())
-        cluster.prometheus = ProxiedPrometheus(cluster.kubectl)
-        wait_until(lambda: cluster.item_count(WARM_QUERY) == 4, timeout=180, interval=2,
-                   what="custom metrics for every shop pod (is hack/stack/e2e_cluster.py's set-up applied?)")
-        yield cluster  # type: ignore[misc]  # the same reads as Stack
-        return
-    work = tmp_path_factory.mktemp("e2e")
+def _cluster_stack() -> ClusterStack:
+    cluster = ClusterStack(kubeconfig=CLUSTER_KUBECONFIG, pods=demo_pods())
+    cluster.prometheus = ProxiedPrometheus(cluster.kubectl)
+    wait_until(lambda: cluster.item_count(WARM_QUERY) == 4, timeout=180, interval=2,
+               what="custom metrics for every shop pod (is hack/stack/e2e_cluster.py's set-up applied?)")
+    return cluster
+
+
+@contextlib.contextmanager
+def _local_stack(backend: str, work: Path) -> Iterator[Stack]:
     exporter = SampleExporter().start()
     pods = populate_demo(exporter, demo_pods())
-    prometheus = BACKENDS[request.param]([exporter.address])
+    prometheus = BACKENDS[backend]([exporter.address])
     try:
         prometheus.start()
         prometheus.wait_for("rate(http_requests_total[1m])", timeout=30)
@@ -207,3 +208,28 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     finally:
         prometheus.close()
         exporter.stop()
+
+
+@pytest.fixture(scope="session")
+def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Stack]]:
+    """`get(backend)`: that backend's stack, started on first use and kept until the session ends.
+    A session fixture parametrized by backend would be torn down and started again at each switch of
+    backend, which `make test`'s file-by-file distribution makes frequent (measured on 2 workers, e2e,
+    backtest, check-config and relist files: 134 s that way, 67 s with this; Prometheus alone 39 s)."""
+    started: dict[str, Stack] = {}
+    with contextlib.ExitStack() as running:
+        def get(backend: str) -> Stack:
+            if backend not in started:
+                if CLUSTER_KUBECONFIG:
+                    started[backend] = _cluster_stack()  # type: ignore[assignment]  # the same reads as Stack
+                else:
+                    work = tmp_path_factory.mktemp(f"e2e-{backend}")
+                    started[backend] = running.enter_context(_local_stack(backend, work))
+            return started[backend]
+
+        yield get
+
+
+@pytest.fixture(scope="module", params=STACK_BACKENDS)
+def stack(request: pytest.FixtureRequest, stacks: Callable[[str], Stack]) -> Stack:
+    return stacks(request.param)
