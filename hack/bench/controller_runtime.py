@@ -56,8 +56,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hack.kube_standin.kubeconfig import kubeconfig as standin_kubeconfig, write_kubeconfig
 from hack.stack.backfill import BackfilledPrometheus, openmetrics
 from hack.stack.controller_stack import parse_metrics, wait_until
 from hack.stack.processes import free_port
@@ -168,12 +167,8 @@ def run_size(n: int, args: argparse.Namespace, work: Path, *, predictive: bool =
                                f"--external={args.predictive}", f"--lookback={args.history_days * DAY}",
                                *(["--predictive"] if predictive else [])],
                               work / f"api-{tag}.log", "ready", cwd=REPO, timeout=120)
-    kubeconfig = work / f"kubeconfig-{tag}"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "bench",
-        "clusters": [{"name": "bench", "cluster": {"server": f"http://127.0.0.1:{api_port}"}}],
-        "users": [{"name": "bench", "user": {"token": "bench"}}],
-        "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}]}))
+    kubeconfig = write_kubeconfig(work / f"kubeconfig-{tag}", standin_kubeconfig(
+        f"http://127.0.0.1:{api_port}", {"bench": {"token": "bench"}}, cluster="bench"))
     controller_args = ["-m", "controller", "run", f"--kubeconfig={kubeconfig}", "--metrics-bind-address=127.0.0.1",
                        f"--metrics-port={metrics_port}", f"--concurrent-syncs={args.concurrent_syncs}",
                        "--leader-elect-resource-namespace=bench",
