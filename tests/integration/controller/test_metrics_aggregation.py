@@ -20,7 +20,7 @@ from controller.metrics.source import MetricQuery
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import load_kube_config
 from kubecommon.kube.resources import ResourceResolver
-from tests.integration.e2e.conftest import Stack, stack  # noqa: F401 (the session stack fixture)
+from tests.integration.e2e.conftest import Stack, stack, stacks  # noqa: F401 (the stack fixtures)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]  # incl. stack start
 
