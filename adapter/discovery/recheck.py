@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from adapter.discovery.registry import (
     CustomMetricEntry,
@@ -32,12 +32,25 @@ from adapter.discovery.registry import (
     build_registry_from_digests,
 )
 from adapter.prometheus.api import PrometheusAPI
+from adapter.rules.compile import CompiledConfig
 from adapter.prometheus.errors import PrometheusUnreachable
 
-if TYPE_CHECKING:
-    from adapter.discovery.relist import Discovery
+__all__ = ["MissingMetrics", "RegistryHolder"]
 
-__all__ = ["MissingMetrics"]
+
+class RegistryHolder(Protocol):
+    """What a re-check needs of the relist that owns the registry (`relist.Discovery`): the current
+    snapshot and its rules, the series age it lists, and a way to put a found metric back."""
+
+    max_age: float
+
+    @property
+    def snapshot(self) -> Registry: ...
+
+    @property
+    def snapshot_rules(self) -> CompiledConfig | None: ...
+
+    def restore(self, info: CustomMetricInfo | str, entry: CustomMetricEntry | ExternalMetricEntry) -> None: ...
 
 _T = TypeVar("_T")
 
@@ -78,7 +91,7 @@ class _Shared:
 class MissingMetrics:
     """The miss path of the custom and external metrics services (see the module doc)."""
 
-    def __init__(self, discovery: Discovery, prometheus: PrometheusAPI, *,
+    def __init__(self, discovery: RegistryHolder, prometheus: PrometheusAPI, *,
                  clock: Callable[[], float] = time.time, recheck_interval: float = 5.0,
                  probe_interval: float = 2.0) -> None:
         self._discovery = discovery

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from controller.algorithm.behavior import Behavior, ScaleHistory
 from controller.algorithm.conditions import Event, condition_key
 from controller.algorithm.prediction import PredictionTrace
 from controller.algorithm.spec import HpaStatus
 from controller.algorithm.values import quick_init
-
-if TYPE_CHECKING:
-    from controller.algorithm.zero import ZeroStep
+from controller.algorithm.zero import ZeroStep
 
 
 class Outcome(StrEnum):

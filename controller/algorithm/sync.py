@@ -212,9 +212,11 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
         prenormalized = predicted.replicas
         if prenormalized > current:
             reason = c.RESCALE_FORECAST_ABOVE
-    prenormalized, zero_trace = zero.recommendation(zs, prenormalized)
-    if zero_trace is not None:
-        steps, reason = (*steps, zero_trace), zero_trace.reason
+    after_zero = zero.recommendation(zs, prenormalized)
+    if zs is not None and after_zero is not None:
+        steps += (TraceStep(stage=Stage.ZERO, before=prenormalized, after=after_zero, reason=zs.why,
+                            note=f"cooldown {zs.cooldown}s"),)
+        prenormalized, reason = after_zero, zs.why
     n = _normalize(inp, config, prenormalized, history, floor=0 if zs is None else zs.floor)
     # Set in the order a sync sets them (AbleToScale first: a missing one is appended first); the
     # "succeeded get scale" AbleToScale it would set before the metrics is overwritten here anyway.

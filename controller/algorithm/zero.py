@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from controller.algorithm.conditions import Event, EventReason, EventType
-from controller.algorithm.decision import Stage, TraceStep
 from controller.algorithm.multi_metric import MetricResult
 from controller.algorithm.ratio import saturating_sum
 from controller.algorithm.spec import (
@@ -196,14 +195,13 @@ def counted(step: ZeroStep | None, results: Sequence[MetricResult]) -> list[Metr
     return list(results) if step is None else [r for r in results if not not_read(step, r.spec)]
 
 
-def recommendation(step: ZeroStep | None, prenormalized: int) -> tuple[int, TraceStep | None]:
+def recommendation(step: ZeroStep | None, prenormalized: int) -> int | None:
     """The recommendation after the rule: at least 1 on waking, 0 once idle for the whole cooldown
-    (then stabilization and the policies apply to it as to any scale-down); else unchanged."""
+    (then stabilization and the policies apply to it as to any scale-down); None: the rule does not
+    change it."""
     if step is None or (not step.wake and not step.to_zero):
-        return prenormalized, None
-    after = max(1, prenormalized) if step.wake else 0
-    return after, TraceStep(stage=Stage.ZERO, before=prenormalized, after=after, reason=step.why,
-                            note=f"cooldown {step.cooldown}s")
+        return None
+    return max(1, prenormalized) if step.wake else 0
 
 
 def zero_events(step: ZeroStep | None, *, current: int, desired: int) -> tuple[Event, ...]:
