@@ -22,7 +22,10 @@ from kubecommon.kube.config import load_kube_config
 from kubecommon.kube.resources import ResourceResolver
 from tests.integration.e2e.conftest import Stack, stack, stacks  # noqa: F401 (the stack fixtures)
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]  # incl. stack start
+# The controller's metrics client reads the aggregated APIs, whatever backend the adapter queries
+# (tests/integration/e2e covers the adapter on both): one backend here keeps the suite's time down.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120),
+              pytest.mark.parametrize("stack", ["prometheus"], indirect=True)]  # incl. stack start
 
 MiB = 2**20
 WEB = ("web-7d9f8-abcde", "web-7d9f8-fghij", "web-7d9f8-klmno")
