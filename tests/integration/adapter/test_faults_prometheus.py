@@ -13,7 +13,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -58,13 +58,6 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
     while not check():
         assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
         time.sleep(0.1)
-
-
-@pytest.fixture
-def proxy(prometheus: LocalPrometheus) -> Iterator[FaultProxy]:
-    proxy = FaultProxy(prometheus.url).start()
-    yield proxy
-    proxy.stop()
 
 
 @pytest.mark.timeout(90)

@@ -16,7 +16,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -36,13 +36,6 @@ EMPTY = b'{"status":"success","data":[]}'
 
 def _is_sessions_relist(path: str, form: dict[str, list[str]]) -> bool:
     return path == "/api/v1/series" and any("app_sessions" in m for m in form.get("match[]", []))
-
-
-@pytest.fixture
-def proxy(prometheus: LocalPrometheus) -> Iterator[FaultProxy]:
-    proxy = FaultProxy(prometheus.url).start()
-    yield proxy
-    proxy.stop()
 
 
 @pytest.mark.timeout(90)
