@@ -21,19 +21,17 @@ from typing import Any
 
 import pytest
 
-from hack.stack.backfill import BackfilledPrometheus, openmetrics
-from hack.stack.controller_stack import ControllerProcess, ControllerStack, deployment, external_metric, promautoscaler, wait_until
+from hack.stack.backfill import BackfilledPrometheus
+from hack.stack.controller_stack import ControllerProcess, ControllerStack, wait_until
 from hack.stack.local_prometheus import LocalPrometheus
 from tests.paths import REPO
 
-from .conftest import FAST_FLAGS
+from .prediction_stack import daily_history, start_predictive
 
 pytestmark = pytest.mark.integration
 
 DASHBOARD = REPO / "charts" / "prom-autoscaler" / "dashboards" / "prom-autoscaler.json"
 RELEASE_NS = "prom-autoscaler"  # the target label the chart's ServiceMonitors give every series
-TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
-DAY, STEP, DAYS = 86_400, 60, 3
 # Grafana's variables as a user who picked "All" (and a short range) sends them
 VARIABLES = {"$__rate_interval": "30s", "$__range": "5m", "$namespace": ".*", "$autoscaler_namespace": ".*",
              "$autoscaler": ".*"}
@@ -88,15 +86,11 @@ def _answer(prometheus: LocalPrometheus, expr: str) -> str:
 @pytest.fixture
 def history(ns: str, tmp_path: Path) -> Iterator[BackfilledPrometheus]:
     (tmp_path / "history").mkdir()
-    end = int(time.time() // STEP * STEP)
     # a daily hour at 160 that starts 4 minutes after now's time of day: the controller's first forecast
     # (its proof over the last day starts a day ago, when that ramp came 4 minutes later) is trusted and
     # asks for the ramp, so the prediction panels have series whatever the time of day the test runs
-    ramp_at = end + 240
-    samples = [(float(t), 160.0 if (t - ramp_at) % DAY < 3_600 else 20.0)
-               for t in range(end - DAYS * DAY, end + 1, STEP)]
-    with BackfilledPrometheus(openmetrics([("queue_messages_ready", {"namespace": ns, "queue": "orders"}, samples)]),
-                              workdir=tmp_path / "history") as server:
+    text = daily_history(ns, now=time.time(), ramp_in=240, low=20.0, high=160.0)
+    with BackfilledPrometheus(text, workdir=tmp_path / "history") as server:
         yield server
 
 
@@ -104,14 +98,7 @@ def history(ns: str, tmp_path: Path) -> Iterator[BackfilledPrometheus]:
 def test_every_dashboard_query_parses_and_returns_series(controller_stack: ControllerStack, ns: str,
                                                          history: BackfilledPrometheus, tmp_path: Path) -> None:
     stack = controller_stack
-    stack.set_queue(ns, "orders", 35)
-    stack.apply(deployment(ns, "web", replicas=1))
-    stack.wait_external(ns, "orders", 35)
-    pas = promautoscaler(ns, "web", target=TARGET, metrics=[external_metric("orders", "10")], max_replicas=12)
-    pas["spec"]["prediction"] = {"mode": "Active", "horizonSeconds": 600, "lookbackSeconds": DAYS * DAY}
-    stack.apply(pas)
-    ctl: ControllerProcess = stack.controller(ns, *FAST_FLAGS, f"--prometheus-url={history.url}",
-                                              f"--rules={stack.adapter.workdir / 'rules.yaml'}")
+    ctl: ControllerProcess = start_predictive(stack, ns, history_url=history.url, live=35, per_pod="10")
     jobs = {"adapter": ("https", f"127.0.0.1:{stack.adapter.port}"),
             "controller": ("https", f"127.0.0.1:{ctl.metrics_port}")}
     (tmp_path / "scraper").mkdir()

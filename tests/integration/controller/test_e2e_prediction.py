@@ -18,32 +18,22 @@ from pathlib import Path
 
 import pytest
 
-from hack.stack.backfill import BackfilledPrometheus, openmetrics
-from hack.stack.controller_stack import ControllerStack, deployment, external_metric, promautoscaler, wait_until
+from hack.stack.backfill import BackfilledPrometheus
+from hack.stack.controller_stack import ControllerStack, wait_until
 
-from .conftest import FAST_FLAGS
+from .prediction_stack import daily_history, start_predictive
 
 pytestmark = pytest.mark.integration
 
-DAY, STEP, DAYS = 86_400, 60, 3
 RAMP_IN = 240  # the ramp starts this long after the history is written, each past day at that time of day
-RAMP_SECONDS = 3_600
 LOW, HIGH, PER_POD = 20.0, 160.0, "20"  # 1 replica; 8 (a rise of 8: forecasts cap at 10x)
-TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
-
-
-def _history(ns: str, now: float) -> str:
-    ramp_at = now + RAMP_IN
-    end = int(now // STEP * STEP)
-    ticks = range(end - DAYS * DAY, end + 1, STEP)
-    samples = [(float(t), HIGH if (t - ramp_at) % DAY < RAMP_SECONDS else LOW) for t in ticks]
-    return openmetrics([("queue_messages_ready", {"namespace": ns, "queue": "orders"}, samples)])
 
 
 @pytest.fixture
 def history(ns: str, tmp_path: Path) -> Iterator[tuple[BackfilledPrometheus, float]]:
     now = time.time()
-    with BackfilledPrometheus(_history(ns, now), workdir=tmp_path) as server:
+    text = daily_history(ns, now=now, ramp_in=RAMP_IN, low=LOW, high=HIGH)
+    with BackfilledPrometheus(text, workdir=tmp_path) as server:
         yield server, now + RAMP_IN
 
 
@@ -56,14 +46,7 @@ def test_backfilled_history_scales_the_deployment_before_the_daily_ramp(
         controller_stack: ControllerStack, ns: str, history: tuple[BackfilledPrometheus, float]) -> None:
     stack = controller_stack
     server, ramp_at = history
-    stack.set_queue(ns, "orders", LOW)
-    stack.apply(deployment(ns, "web", replicas=1))
-    stack.wait_external(ns, "orders", LOW)
-    pas = promautoscaler(ns, "web", target=TARGET, metrics=[external_metric("orders", PER_POD)], max_replicas=12)
-    pas["spec"]["prediction"] = {"mode": "Active", "horizonSeconds": 600, "lookbackSeconds": DAYS * DAY}
-    stack.apply(pas)
-    rules = stack.adapter.workdir / "rules.yaml"
-    stack.controller(ns, *FAST_FLAGS, f"--prometheus-url={server.url}", f"--rules={rules}")
+    start_predictive(stack, ns, history_url=server.url, live=LOW, per_pod=PER_POD)
 
     wait_until(lambda: (stack.replicas(ns, "web") or 0) > 1, timeout=60, interval=0.5,
                what="the Deployment raised for the forecast ramp")

@@ -21,31 +21,22 @@ from typing import Any
 
 import pytest
 
-from hack.stack.backfill import BackfilledPrometheus, openmetrics
-from hack.stack.controller_stack import ControllerStack, deployment, external_metric, promautoscaler, wait_until
+from hack.stack.backfill import BackfilledPrometheus
+from hack.stack.controller_stack import ControllerStack, wait_until
 
-from .conftest import FAST_FLAGS
+from .prediction_stack import daily_history, start_predictive
 
 pytestmark = pytest.mark.integration
 
-DAY, STEP, DAYS = 86_400, 60, 3
 RAMP_IN = 6 * 3600  # the daily high hour starts this long from now: far outside the horizon
 LOW, HIGH, LIVE, PER_POD = 20.0, 160.0, 100.0, "20"  # the forecast asks for 1 replica; 100 / 20 = 5 live
-TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
 HISTORY_FLAGS = ("--history-step=10s", "--history-refresh=5s")
-
-
-def _history(ns: str, now: float) -> str:
-    ramp_at = now + RAMP_IN
-    end = int(now // STEP * STEP)
-    ticks = range(end - DAYS * DAY, end + 1, STEP)
-    samples = [(float(t), HIGH if (t - ramp_at) % DAY < 3600 else LOW) for t in ticks]
-    return openmetrics([("queue_messages_ready", {"namespace": ns, "queue": "orders"}, samples)])
 
 
 @pytest.fixture
 def history(ns: str, tmp_path: Path) -> Iterator[BackfilledPrometheus]:
-    with BackfilledPrometheus(_history(ns, time.time()), workdir=tmp_path) as server:
+    text = daily_history(ns, now=time.time(), ramp_in=RAMP_IN, low=LOW, high=HIGH)
+    with BackfilledPrometheus(text, workdir=tmp_path) as server:
         yield server
 
 
@@ -60,14 +51,7 @@ def _prediction(stack: ControllerStack, ns: str) -> tuple[dict[str, Any], dict[s
 def test_a_history_outage_leaves_reactive_scaling_working_and_prediction_comes_back(
         controller_stack: ControllerStack, ns: str, history: BackfilledPrometheus) -> None:
     stack = controller_stack
-    stack.set_queue(ns, "orders", LOW)
-    stack.apply(deployment(ns, "web", replicas=1))
-    stack.wait_external(ns, "orders", LOW)
-    pas = promautoscaler(ns, "web", target=TARGET, metrics=[external_metric("orders", PER_POD)], max_replicas=12)
-    pas["spec"]["prediction"] = {"mode": "Active", "horizonSeconds": 600, "lookbackSeconds": DAYS * DAY}
-    stack.apply(pas)
-    rules = stack.adapter.workdir / "rules.yaml"
-    ctl = stack.controller(ns, *FAST_FLAGS, *HISTORY_FLAGS, f"--prometheus-url={history.url}", f"--rules={rules}")
+    ctl = start_predictive(stack, ns, history_url=history.url, live=LOW, per_pod=PER_POD, flags=HISTORY_FLAGS)
     pid = ctl.proc.pid if ctl.proc else None
 
     wait_until(lambda: _prediction(stack, ns)[1].get("status") == "True", timeout=40, interval=0.5,
