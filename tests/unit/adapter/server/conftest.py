@@ -1,8 +1,11 @@
-"""Certificates shared by the server unit tests (ECDSA: fast to generate)."""
+"""Certificates shared by the server unit tests (ECDSA: fast to generate), and a runner on a free port."""
 
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+from aiohttp import web
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from kubecommon import tls
@@ -41,3 +44,16 @@ def pki() -> PKI:
                alice=client(client_ca, "alice", ("dev", "ops")),
                client_ca_as_proxy=client(client_ca, "front-proxy-client"),
                stranger=client(other_ca, "front-proxy-client"))
+
+
+@contextlib.asynccontextmanager
+async def serving(runner: web.AppRunner) -> AsyncIterator[int]:
+    """`runner` (from `routes.make_runner`, the adapter's own server settings) listening on a free
+    loopback port; yields the port."""
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    finally:
+        await runner.cleanup()

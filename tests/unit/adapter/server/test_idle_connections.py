@@ -9,6 +9,7 @@ from aiohttp import web
 
 from adapter.server import routes
 from adapter.server.routes import make_runner
+from tests.unit.adapter.server.conftest import serving
 
 
 async def _slow(request: web.Request) -> web.Response:
@@ -20,12 +21,8 @@ async def _slow(request: web.Request) -> web.Response:
 async def port():
     app = web.Application()
     app.router.add_get("/", _slow)
-    runner = make_runner(app, idle_timeout=0.3)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    yield site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    await runner.cleanup()
+    async with serving(make_runner(app, idle_timeout=0.3)) as bound:
+        yield bound
 
 
 @pytest.mark.parametrize("sent", [

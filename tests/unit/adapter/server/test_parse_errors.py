@@ -7,6 +7,7 @@ import pytest
 from aiohttp import web
 
 from adapter.server.routes import make_runner
+from tests.unit.adapter.server.conftest import serving
 
 
 async def _ok(request: web.Request) -> web.Response:
@@ -17,12 +18,8 @@ async def _ok(request: web.Request) -> web.Response:
 async def port():
     app = web.Application()
     app.router.add_get("/", _ok)
-    runner = make_runner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    yield site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    await runner.cleanup()
+    async with serving(make_runner(app)) as bound:
+        yield bound
 
 
 @pytest.mark.parametrize("sent", [
