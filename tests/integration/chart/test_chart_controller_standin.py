@@ -43,7 +43,8 @@ from tests.fixtures.adapter import RunningAdapter
 from tests.fixtures.prometheus import LocalPrometheus
 from tests.fixtures.standin import StandIn, start_standin
 from tests.integration.chart.conftest import CHART, FULLNAME, NAMESPACE, RELEASE, REPO, Helm
-from tests.integration.chart.test_chart_standin import DEMO, _get, _helm_install, _local_args, _write_pod_files
+from tests.integration.chart.test_chart_standin import (DEMO, _get, _helm_install, _local_args, _write_pod_files,
+                                                       local_path)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -110,9 +111,8 @@ class Controller:
         container = _get(installed.cluster, "deployment", CONTROLLER)["spec"]["template"]["spec"]["containers"][0]
         assert container["command"][0] == "prom-autoscaler-controller"
         args = [re.sub(r"^--metrics-port=.*", f"--metrics-port={self.port}", a) for a in container["args"]]
-        # the rules ConfigMap the kubelet mounts for the history reader: the adapter's, written by _write_pod_files
-        rules = installed.workdir / "config"
-        args = [re.sub(r"^--rules=/etc/prom-autoscaler/rules", f"--rules={rules}", a) for a in args]
+        args = [f"{name}{sep}{local_path(value, installed.workdir)}"
+                for name, sep, value in (a.partition("=") for a in args)]
         self.argv = [sys.executable, "-m", "controller", *container["command"][1:], *args,
                      f"--kubeconfig={kubeconfig}", "--metrics-bind-address=127.0.0.1"]
         scraper = installed.cluster.service_account_kubeconfig(installed.workdir / f"{name}-scraper.kubeconfig",

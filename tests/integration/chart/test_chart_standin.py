@@ -38,7 +38,10 @@ DEMO = yaml.safe_load((REPO / "hack" / "demo" / "config.yaml").read_text())
 APISERVICES = ("v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io",
                "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io")
 # Chart paths in the pod -> directories of the local run.
-POD_PATHS = {"/etc/adapter": "config", "/var/run/tls": "tls", "/var/run/serving-cert": "serving-cert"}
+# Where the chart mounts files in the pods -> where the test writes what the kubelet would mount
+# (the controller reads the adapter's rules ConfigMap for its history reader).
+POD_PATHS = {"/etc/adapter": "config", "/etc/prom-autoscaler/rules": "config", "/var/run/tls": "tls",
+             "/var/run/serving-cert": "serving-cert"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,13 +53,19 @@ class Installed:
     notes: str
 
 
+def local_path(value: str, workdir: Path) -> str:
+    """A path the chart mounts in a pod, as the test's copy under `workdir`; any other value as given."""
+    for pod_dir, local in POD_PATHS.items():
+        if value.startswith(pod_dir + "/") or value == pod_dir:
+            return str(workdir / local) + value[len(pod_dir):]
+    return value
+
+
 def _local_args(deployment: dict[str, Any], workdir: Path, port: int, kubeconfig: Path) -> list[str]:
     args = []
     for arg in deployment["spec"]["template"]["spec"]["containers"][0]["args"]:
         name, sep, value = arg.partition("=")
-        for pod_dir, local in POD_PATHS.items():
-            if value.startswith(pod_dir + "/") or value == pod_dir:
-                value = str(workdir / local) + value[len(pod_dir):]
+        value = local_path(value, workdir)
         if name == "--secure-port":
             value = str(port)
         args.append(f"{name}={value}" if sep else name)
