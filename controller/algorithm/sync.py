@@ -192,7 +192,7 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
         conds = _set(_got_scale(inp), ConditionType.SCALING_ACTIVE, False, Reason.SCALED_TO_ZERO, zs.why, now)
         step = TraceStep(stage=Stage.ZERO, before=0, after=0, reason=zs.why, note=f"cooldown {zs.cooldown}s")
         return _final(inp, history, outcome=Outcome.NO_CHANGE, desired=0, conds=conds, steps=(step,), events=events,
-                      seen=seen, zero=zs)  # fmt: skip
+                      error=combined.error, seen=seen, zero=zs)  # fmt: skip
     prenormalized = max(0, combined.replicas)
     reason = ""  # decided before normalization, as upstream
     if prenormalized > current:
@@ -212,6 +212,7 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
         prenormalized = predicted.replicas
         if prenormalized > current:
             reason = c.RESCALE_FORECAST_ABOVE
+    zs = zero.held_while_busy(zs, proposal=prenormalized, current=current)
     after_zero = zero.recommendation(zs, prenormalized)
     if zs is not None and after_zero is not None:
         steps += (TraceStep(stage=Stage.ZERO, before=prenormalized, after=after_zero, reason=zs.why,
@@ -226,12 +227,14 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
                  c.msg_valid_metric_found(combined.metric_name), now)  # fmt: skip
     conds = _set(conds, ConditionType.SCALING_LIMITED, n.limited.replicas != n.stabilized.replicas,
                  n.limited.reason, n.limited.message, now)  # fmt: skip
-    desired = n.limited.replicas
+    desired, steps = n.limited.replicas, (*steps, *n.steps)
     if zs is not None and zs.wake and desired < 1:  # a Percent-only scale-up policy allows nothing from 0
+        steps += (TraceStep(stage=Stage.ZERO, before=desired, after=1, reason=zs.why,
+                            note="waking takes at least one replica whatever the scale-up policies allow"),)
         desired = 1
     events += zero.zero_events(zs, current=current, desired=desired)
     return _final(inp, n.history, outcome=Outcome.SCALE if desired != current else Outcome.NO_CHANGE,
-                  desired=desired, conds=conds, steps=(*steps, *n.steps), events=events,
+                  desired=desired, conds=conds, steps=steps, events=events,
                   error=combined.error, rescale_reason=reason, behavior=n.behavior, seen=seen,
                   prediction=predicted, zero=zs)  # fmt: skip
 

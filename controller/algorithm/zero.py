@@ -13,6 +13,7 @@ an Object metric's value) against their `target.activationValue` (default 0; KED
   history). Once it reaches `spec.scaleToZero.cooldownSeconds` (a PromAutoscaler's default 300;
   0 without `scale_to_zero`, as upstream's HPAScaleToZero) the recommendation is 0, and the
   scale-down stabilization window and policies apply to it as to any scale-down; at 0 it holds;
+  not while the other metrics or the forecast ask for more replicas than run (`held_while_busy`);
 * an activation metric **could not be read**: unknown. Running, it never goes to 0 (and the
   cooldown restarts); at 0 it stays at 0 (an outage neither wakes nor scales).
 
@@ -25,7 +26,7 @@ time is stored (reconcile). Pure: no I/O, no clock reads (`now` is a parameter).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from controller.algorithm.conditions import Event, EventReason, EventType
@@ -37,7 +38,7 @@ from controller.algorithm.spec import (
 from controller.algorithm.values import quick_init
 
 __all__ = ["NOT_READ", "Activity", "Reading", "ZeroStep", "activation_indices", "cooldown_seconds", "counted",
-           "enabled", "milli_text", "not_read", "recommendation", "zero_events", "zero_step"]
+           "enabled", "held_while_busy", "milli_text", "not_read", "recommendation", "zero_events", "zero_step"]
 
 _ACTIVATION_TYPES = (SourceType.OBJECT, SourceType.EXTERNAL)
 NOT_READ = "not read at 0 replicas (no pods); does not block"  # the trace's why of a Pods/Resource metric at 0
@@ -193,6 +194,17 @@ def skipped(index: int, spec: MetricSpec) -> MetricResult:
 def counted(step: ZeroStep | None, results: Sequence[MetricResult]) -> list[MetricResult]:
     """The results the multi-metric combination counts (those of metrics not read are left out)."""
     return list(results) if step is None else [r for r in results if not not_read(step, r.spec)]
+
+
+def held_while_busy(step: ZeroStep | None, *, proposal: int, current: int) -> ZeroStep | None:
+    """Idle activation metrics do not take a workload to 0 while its other metrics (or the forecast)
+    ask for more replicas than run: the pods are still working off what the queue no longer shows.
+    The HPA under upstream's HPAScaleToZero takes the maximum of all proposals and would not go to 0
+    either; the idle time keeps counting, so it goes once the pods are no longer busy."""
+    if step is None or not step.to_zero or proposal <= current:
+        return step
+    why = f"{step.why}; held at {current}: the other metrics ask for {proposal} replicas"
+    return replace(step, floor=1, why=why)
 
 
 def recommendation(step: ZeroStep | None, prenormalized: int) -> int | None:

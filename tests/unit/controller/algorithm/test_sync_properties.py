@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 
 from hypothesis import HealthCheck, given, settings
@@ -30,7 +31,8 @@ from controller.algorithm.spec import (
 NOW = 10_000.0
 CONFIG = ControllerConfig(readiness=ReadinessConfig(cpu_initialization_period=120, initial_readiness_delay=10))
 # Few examples per run keep each test inside the 2 s unit budget; the database and CI runs add up.
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# PROPERTY_EXAMPLES=3000 searches harder (about 30 s for the file), as before a change to the algorithm lands
+FAST = settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 TIMES = [None, NOW - 3600, NOW - 150, NOW - 60, NOW - 5, NOW]
 AGES = [0, 5, 15, 59, 60, 61, 200, 299, 300, 900]

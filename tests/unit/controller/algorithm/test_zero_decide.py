@@ -7,7 +7,7 @@ from controller.algorithm import complete, decide
 from controller.algorithm.behavior import Behavior, PolicyType, ScaleHistory, ScalingPolicy, ScalingRules
 from controller.algorithm.conditions import ConditionType, EventReason, Reason
 from controller.algorithm.decision import Decision, Outcome, Stage
-from controller.algorithm.pods import PodInfo
+from controller.algorithm.pods import PodInfo, PodMetric
 from controller.algorithm.spec import (
     AutoscalerSpec, ControllerConfig, ExternalSamples, FetchFailure, HpaStatus, MetricSpec, MetricTarget, Observation,
     PodSamples, ScaleTarget, ScaleToZero, SourceType, SyncInput, TargetType,
@@ -145,3 +145,28 @@ def test_a_percent_only_scale_up_policy_still_wakes_to_one() -> None:
                                                                      period_seconds=15),)))  # 100% of 0 is 0
     loop = Loop(_spec(behavior=percent), replicas=0)
     assert [loop.sync(T0 + 15 * i, _queue(35)).desired_replicas for i in range(3)] == [1, 2, 4]
+    woken = loop.sync(T0 + 45, _queue(35))
+    assert woken.trace.steps[-1].after == woken.desired_replicas  # the trace ends where the sync does
+
+
+def test_busy_pods_hold_off_zero_until_their_work_is_done() -> None:
+    # the queue is empty (idle past the cooldown) but the pods' own metric asks for more replicas:
+    # they are still working off what they pulled; 0 comes at the first sync that asks for no more
+    loop = Loop(_spec(CPU, QUEUE, cooldown=0), replicas=1)
+
+    def load(per_pod: int) -> PodSamples:
+        return PodSamples(values={f"p{i}": PodMetric(value=per_pod) for i in range(loop.replicas)})
+
+    counts = [loop.sync(T0 + 15 * i, load(1_000), _queue(0)).desired_replicas for i in range(5)]
+    assert counts == [2, 4, 8, 10, 10]  # 2x the 500m target each time, up to maxReplicas
+    held = loop.last
+    assert held is not None and held.zero is not None and "the other metrics ask for 20 replicas" in held.zero.why
+    assert loop.sync(T0 + 75, load(0), _queue(0)).desired_replicas == 0
+
+
+def test_one_of_two_activation_metrics_down_at_zero_holds_and_reports_the_error() -> None:
+    lag = MetricSpec(type=SourceType.EXTERNAL, name="lag", target=MetricTarget(type=TargetType.VALUE, value=5_000))
+    loop = Loop(_spec(QUEUE, lag), replicas=0)
+    d = loop.sync(T0, _queue(0), FetchFailure(message="prometheus down"))
+    assert d.desired_replicas == 0 and d.error is not None and "prometheus down" in d.error
+    assert any(e.reason is EventReason.FAILED_GET_EXTERNAL_METRIC for e in d.events)
