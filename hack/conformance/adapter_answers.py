@@ -151,7 +151,27 @@ def check_external(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resu
     return judge(_wanted(case["expected"]), _observed(answer, prom))
 
 
+def check_e2e(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    """An end-to-end observation: the answer the case's request (`input.http`) gets from the API
+    group it names, through the same parser, service and renderer the server uses: the custom or
+    external metrics answer, or metrics.k8s.io's node or pod list (`setup.config_fixture`)."""
+    from hack.conformance.adapter_services import check_resource_nodes, check_resource_pods
+
+    path, _ = _parse_http(str(case["input"].get("http", "")))
+    parts = path.strip("/").split("/")
+    group = parts[1] if len(parts) > 1 and parts[0] == "apis" else ""
+    if group == "custom.metrics.k8s.io":
+        return check_custom(case, fixtures)
+    if group == "external.metrics.k8s.io":
+        return check_external(case, fixtures)
+    if group == "metrics.k8s.io" and parts[-1] in ("nodes", "pods"):
+        return (check_resource_nodes if parts[-1] == "nodes" else check_resource_pods)(case, fixtures)
+    return Result(False, case["expected"], f"an e2e case's `http` names a request to one of the adapter's APIs "
+                                           f"(custom, external metrics; metrics.k8s.io nodes or pods), got {path!r}")
+
+
 CHECKERS = {
+    "e2e": check_e2e,
     "custom.errors": check_custom,
     "custom.response_json": check_custom,
     "external.errors": check_external,

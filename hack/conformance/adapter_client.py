@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from hack.conformance.adapter_compare import Result, Unsupported, judge
+from hack.conformance.adapter_compare import Result, Unsupported
+from hack.conformance.adapter_rules import judge_outcome
 
 __all__ = ["CHECKERS", "check_client_call"]
 
@@ -27,11 +28,12 @@ def _seconds(value: Any) -> float:
     return number / 1000.0 if abs(number) > 1e11 else number
 
 
-async def _recorded_call(case: Mapping[str, Any]) -> tuple[str, str, list[tuple[str, str]]]:
+async def _recorded_call(case: Mapping[str, Any]) -> tuple[str, str, list[tuple[str, str]], str | None]:
     from aiohttp import web
     from aiohttp.test_utils import TestServer
 
     from adapter.prometheus.client import PrometheusClient
+    from adapter.prometheus.errors import PrometheusError
     from hack.conformance.adapter_flags import parsed_flags
     from adapter.prometheus.settings import settings_from_args
 
@@ -43,12 +45,16 @@ async def _recorded_call(case: Mapping[str, Any]) -> tuple[str, str, list[tuple[
         if request.method == "POST":
             params += parse_qsl(await request.text(), keep_blank_values=True)
         seen.append((request.method, request.path, params))
+        if "prometheus_http_status" in data:  # Prometheus answers as the case says
+            return web.Response(status=int(data["prometheus_http_status"]), text=str(data.get("prometheus_body", "")),
+                                content_type="application/json")
         return web.json_response(_EMPTY["series" if request.path.endswith("/series") else "query"])
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", record)
     flags = dict(data)
     given = urlsplit(str(flags.get("--prometheus-url") or "http://localhost:9090"))
+    failure: str | None = None
     async with TestServer(app, host="127.0.0.1") as server:
         local = urlunsplit(("http", f"127.0.0.1:{server.port}", given.path, given.query, ""))
         settings = settings_from_args(parsed_flags({**flags, "--prometheus-url": local}))
@@ -56,10 +62,12 @@ async def _recorded_call(case: Mapping[str, Any]) -> tuple[str, str, list[tuple[
         await client.start()
         try:
             await _call(client, data)
+        except PrometheusError as err:  # the call's outcome: what the adapter would log and answer
+            failure = str(err)
         finally:
             await client.close()
     method, path, params = seen[0]
-    return method, urlunsplit((given.scheme, given.netloc, path, "", "")), params
+    return method, urlunsplit((given.scheme, given.netloc, path, "", "")), params, failure
 
 
 async def _call(client: Any, data: Mapping[str, Any]) -> None:
@@ -81,18 +89,20 @@ async def _call(client: Any, data: Mapping[str, Any]) -> None:
 
 def check_client_call(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     try:
-        method, url, params = asyncio.run(_recorded_call(case))
+        method, url, params, failure = asyncio.run(_recorded_call(case))
     except Unsupported as err:  # a call this runner cannot make is a FAIL naming it, never a SKIP
         return Result(False, case["expected"], f"not checked: {err}")
     query = urlencode(sorted(params, key=lambda kv: kv[0]))  # Go's url.Values.Encode: sorted by key
     requested = url + (f"?{query}" if method == "GET" and query else "")
-    got: dict[str, Any] = {"request_url": _canonical(requested),
+    got: dict[str, Any] = {"success": failure is None, "request_url": _canonical(requested),
                            "http_request": {"method": method, "path": urlsplit(url).path,
                                             "query_params": dict(params)}}
-    want = {k: v for k, v in case["expected"].items() if k in got}
+    if failure is not None:
+        got["error"] = failure
+    want = dict(case["expected"])
     if isinstance(want.get("request_url"), str):
         want["request_url"] = _canonical(want["request_url"])
-    return judge(want, got)
+    return judge_outcome(want, got)
 
 
 def _canonical(url: str) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from adapter.prometheus.fake import FakePrometheus
-from hack.conformance.adapter_compare import Result, judge
-from hack.conformance.adapter_rules import compile_case
-from hack.conformance.adapter_relist import metric_infos
+from hack.conformance.adapter_compare import Result
+from hack.conformance.adapter_relist import metric_infos, series_failure
+from hack.conformance.adapter_rules import compile_case, judge_outcome
 
 
 class UnknownFlag(ValueError):
@@ -75,8 +75,8 @@ def check_auth(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     try:
         settings_from_args(parsed_flags(case["input"]))
     except SettingsError as err:
-        return judge(case["expected"], {"success": False, "error": str(err)})
-    return judge(case["expected"], {"success": True})
+        return judge_outcome(case["expected"], {"success": False, "error": str(err)})
+    return judge_outcome(case["expected"], {"success": True})
 
 
 def check_tls(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -102,13 +102,12 @@ def check_tls(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
             context = client_ssl_context(ca_file=paths.get("--prometheus-ca-file"),
                                          cert_file=paths.get("--prometheus-client-tls-cert-file"),
                                          key_file=paths.get("--prometheus-client-tls-key-file"))
-        except (ssl.SSLError, ValueError, OSError) as err:
-            got: dict[str, Any] = {"success": False, "client_certificates_present": None, "min_tls_version": None}
-            return Result(got == case["expected"], case["expected"], {**got, "error": str(err)})
+        except (ssl.SSLError, ValueError, OSError) as err:  # no context: the adapter refuses to start
+            return judge_outcome(case["expected"], {"success": False, "error": str(err)})
     got = {"success": True, "client_certificates_present": bool(paths.get("--prometheus-client-tls-cert-file")),
            "min_tls_version": ("1.2" if context.minimum_version >= ssl.TLSVersion.TLSv1_2
                                else str(context.minimum_version))}
-    return judge(case["expected"], got)
+    return judge_outcome(case["expected"], got)
 
 
 @functools.cache
@@ -131,9 +130,10 @@ def check_cli_flags(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Res
     except (ValueError, argparse.ArgumentError) as err:
         expected = case["expected"]
         fatal = expected.get("fatal_error") or ""
-        value = re.findall(r'"([A-Z]+)"', fatal)[:1]
-        # Messages are ours; the contract is "refuses to start, naming the bad value or flag".
-        ok = (bool(fatal) and (not value or value[0] in str(err))
+        # Messages are ours; the contract is "refuses to start, naming the values (quoted) and
+        # flags upstream's message names".
+        named = [*re.findall(r'"([^"]+)"', fatal), *re.findall(r"--[a-z][a-z0-9-]*", fatal)]
+        ok = (bool(fatal) and all(n in str(err) for n in named)
               or (not fatal and expected.get("success") is not True))
         if expected.get("startup_error_contains"):
             ok = ok and str(expected["startup_error_contains"]) in str(err)
@@ -157,12 +157,12 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     settings = discovery_settings_from_args(parsed_flags(setup.get("flags", {})))
     data = case.get("input", {})
     now = data.get("now_unix_ms", 1_700_000_000_000) / 1000.0
-    series = [dict(s) for s in data.get("discovered_series", [])]
+    series = series_failure(data) or [dict(s) for s in data.get("discovered_series", [])]
     prom = FakePrometheus(series_by_matcher={r.series_query: series for r in (*compiled.custom, *compiled.external)})
     discovery = Discovery(prom, compiled, interval=settings.relist_interval,
                           max_age=settings.effective_max_age, clock=lambda: now)
     before = metric_infos(discovery.snapshot)
-    asyncio.run(discovery.relist())
+    ok = asyncio.run(discovery.relist())
     call = prom.series_calls[0]
     from adapter.prometheus.client import format_time
 
@@ -171,6 +171,7 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
                                              "start": format_time(call.start).rstrip("0").rstrip(".")},
                             "no_end_param": False},
            "prometheus_series_calls": len(prom.series_calls), "before_relist": before,
+           "success": ok, **({} if ok else {"error": discovery.stats.last_error}),
            "after_relist_unordered": metric_infos(discovery.snapshot),
            "metrics_unordered": metric_infos(discovery.snapshot)}
     from adapter.server.discovery_docs import custom_resources
@@ -182,13 +183,7 @@ def check_series_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -
     want = dict(case["expected"])
     if isinstance(want.get("discovery_resource_names"), list):
         want["discovery_resource_names"] = sorted(want["discovery_resource_names"])
-    return judge({k: v for k, v in want.items() if k in DISCOVERY_HTTP_FIELDS}, got)
-
-
-#: what one relist of a custom.discovery_http case observes
-DISCOVERY_HTTP_FIELDS = ("http_request", "prometheus_series_calls", "before_relist", "after_relist_unordered",
-                         "metrics_unordered", "api_resources_unordered", "discovery_names_unordered",
-                         "discovery_resource_names")
+    return judge_outcome(want, got)
 
 
 def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
@@ -198,7 +193,8 @@ def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
     from adapter.discovery.relist import Discovery
 
     compiled = compile_case({"externalRules": [{"seriesQuery": "queue_depth", "metricsQuery": "queue_depth"}]})
-    prom = FakePrometheus(series_by_matcher={"queue_depth": [{"__name__": "queue_depth"}]})
+    failure = series_failure(case.get("input"))  # the inner lister's call fails as the case says
+    prom = FakePrometheus(series_by_matcher={"queue_depth": failure or [{"__name__": "queue_depth"}]})
     discovery = Discovery(prom, compiled, interval=60.0, clock=lambda: 1000.0)
     before = discovery.snapshot
     first_count, calls_after_first = len(before.external_metrics()), len(prom.series_calls)
@@ -206,13 +202,14 @@ def check_periodic_lister(case: Mapping[str, Any], fixtures: Mapping[str, Any]) 
     calls_after_update = len(prom.series_calls)
     second = discovery.snapshot.external_metrics()
     invoked = ok and discovery.ready and discovery.snapshot is not before and bool(second)
-    got = {"callback_invoked": invoked, "error": None, "first_list_series_count": first_count,
+    got = {"callback_invoked": invoked, "success": ok, **({} if ok else {"error": discovery.stats.last_error}),
+           "first_list_series_count": first_count,
            "inner_calls_after_first_list": calls_after_first, "inner_calls_after_update": calls_after_update,
            "second_list_series_count_nonzero": bool(second),
            "inner_calls_after_second_list": len(prom.series_calls)}
     if "rule" in case or "discovered_series" in case.get("input", {}):
         got.update(_external_discovery(case))
-    return judge(case["expected"], got)
+    return judge_outcome(case["expected"], got)
 
 
 def _external_discovery(case: Mapping[str, Any]) -> dict[str, Any]:

@@ -59,16 +59,6 @@ def _error_matches(expected: str, got: str) -> bool:
     return core in got.lower()
 
 
-#: what the rule-engine families observe: the outcome (`success`, `error`) and the value built
-OUTCOME_FIELDS = {
-    "metrics_query.build (custom/resource path)": ("success", "error", "query"),
-    "metrics_query.build_external": ("success", "error", "query"),
-    "metrics_query.selector_to_promql": ("success", "error", "query"),
-    "series_filter": ("success", "error", "matches"),
-    "naming": ("success", "error", "metric_name", "name"),
-}
-
-
 def judge_outcome(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> Result:
     """The verdict on an observation (`success` and either `error` or the value built): every
     stated field is compared; `error` by its stable phrase (`_error_matches`), "" meaning no

@@ -15,8 +15,9 @@ answer, makes it equal to upstream's — so a deviation can never hide an unrela
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,10 @@ from hack.conformance import adapter_compare as compare
 from hack.conformance import adapter_files as files
 from hack.conformance import adapter_flags as flags
 from hack.conformance import adapter_registry as registry
+from hack.conformance import adapter_observed as observed
 from hack.conformance import adapter_rules as rules
 from hack.conformance import adapter_services as services
+from hack.conformance.adapter_observed import OBSERVED
 from hack.conformance.deviations import LOG_DEVIATIONS, excusing
 from hack.conformance.runner import Verdict, run_cases, unreadable
 
@@ -35,39 +38,21 @@ CHECKERS = {**rules.CHECKERS, **registry.CHECKERS, **services.CHECKERS, **flags.
             **answers.CHECKERS}
 
 
-#: The `expected` keys each checker compares, per category (categories whose checker compares the
-#: whole `expected` object are absent). A case whose `expected` holds any other key FAILs: a
-#: hidden case must never pass on the part of the answer nobody looked at.
-CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {
-    category: frozenset(keys) for category, keys in {
-        "config.parse": ("error", "startup_error_contains", "fatal_error", "success"),
-        "quantity_conversion": ("quantity", "values", "success", "error"),
-        "resource_metrics.pods": ("pod_metrics_in_input_order", "pod_metrics", *services.RESOURCE_ANSWER_FIELDS),
-        "resource_metrics.nodes": ("node_metrics_in_input_order", "node_metrics", *services.RESOURCE_ANSWER_FIELDS),
-        "cli.prometheus_header": ("http_headers", "success", "error", "fatal_error"),
-        "cli.flags": ("fatal_error", "success", "startup_error_contains", "error"),
-        "custom.discovery_http": flags.DISCOVERY_HTTP_FIELDS,
-        **dict.fromkeys(answers.CHECKERS, tuple(answers.ANSWER_FIELDS)),
-        **rules.OUTCOME_FIELDS,
-        **registry.REQUEST_FIELDS,
-        **dict.fromkeys(("custom.discovery_semantics", "custom.discovery_list"), registry.LISTING_FIELDS),
-    }.items()
-}
+#: The `expected` keys each family is observed as (adapter_observed, one table). A case whose
+#: `expected` holds any other key FAILs: a hidden case must never pass on the part of the answer
+#: nobody looked at.
+CHECKED_EXPECTED_KEYS: dict[str, frozenset[str]] = {family: frozenset(keys) for family, keys in OBSERVED.items()}
 
-#: Expected keys the runner itself compares for every category, against the log lines the case's
-#: run produced (captured per case): `log_contains` a substring of one, `logged_error_prefix` a prefix.
-LOG_FIELDS = frozenset({"log_contains", "logged_error_prefix"})
-UNCHECKED_EXPECTED_KEYS: dict[str, str] = {}
+#: Expected keys the runner itself compares, against the log lines the case's run produced
+#: (captured per case): `log_contains` a substring of one, `logged_error_prefix` a prefix.
+LOG_FIELDS = frozenset(observed.LOG_FIELDS)
+
 
 def _unchecked_keys(case: Mapping[str, Any]) -> list[str]:
-    """Keys of `expected` that the category's checker would silently ignore."""
-    checked = CHECKED_EXPECTED_KEYS.get(case.get("category", ""))
-    expected = case.get("expected")
-    if checked is None or not isinstance(expected, dict):
-        return []
-    return sorted(str(k) for k in expected
-                  if k not in checked and k not in UNCHECKED_EXPECTED_KEYS and k not in LOG_FIELDS
-                  and k not in compare.PROVENANCE_FIELDS and not str(k).startswith("_"))
+    """Keys of `expected` that the category is not observed as."""
+    checked = CHECKED_EXPECTED_KEYS[case["category"]]
+    return sorted(str(k) for k in case["expected"]
+                  if k not in checked and k not in compare.PROVENANCE_FIELDS and not str(k).startswith("_"))
 
 
 def run(path: Path) -> int:
@@ -82,18 +67,29 @@ def run(path: Path) -> int:
     companion_fixtures, companion_cases = files.companions(Path(path))
     fixtures = {**companion_fixtures, **file_fixtures,
                 "__cases__": {**companion_cases, **files.index(case_list)}}
-    # Log lines go to the case's capture (log_contains, logged_error_prefix), never the output.
+    with _capturing_logs() as capture:
+        def judge(case: object, index: int) -> tuple[Verdict, str]:
+            capture.lines.clear()
+            return _run_case(case, fixtures, capture.lines)
+
+        return run_cases(case_list, judge)
+
+
+def judge_case(case: object, fixtures: Mapping[str, Any]) -> tuple[Verdict, str]:
+    """The verdict on one case, its log fields compared with the lines its run logged."""
+    with _capturing_logs() as capture:
+        return _run_case(case, fixtures, capture.lines)
+
+
+@contextlib.contextmanager
+def _capturing_logs() -> Iterator[_LogCapture]:
+    """Log lines go to the case's capture (log_contains, logged_error_prefix), never the output."""
     capture = _LogCapture()
     previous_handlers, previous_level = logging.root.handlers[:], logging.root.level
     logging.root.handlers[:] = [capture]
     logging.root.setLevel(logging.DEBUG)
-
-    def judge(case: object, index: int) -> tuple[Verdict, str]:
-        capture.lines.clear()
-        return _run_case(case, fixtures, capture.lines)
-
     try:
-        return run_cases(case_list, judge)
+        yield capture
     finally:
         logging.root.handlers[:] = previous_handlers
         logging.root.setLevel(previous_level)
@@ -138,9 +134,9 @@ def _refusal(case: Mapping[str, Any]) -> tuple[Verdict, str] | None:
         return "FAIL", f"no checker for category {category!r}: this runner cannot check it"
     unchecked = _unchecked_keys(case)
     if unchecked:  # a field of the vocabulary that this family's answer does not carry
-        observed = ", ".join(sorted(CHECKED_EXPECTED_KEYS[category]))
+        observed_as = ", ".join(sorted(CHECKED_EXPECTED_KEYS[category]))
         return "FAIL", (f"expected {', '.join(unchecked)}: a {category!r} answer has no such field "
-                        f"(it is observed as {observed}; FIELDS.md)")
+                        f"(it is observed as {observed_as}; FIELDS.md)")
     return None
 
 
@@ -154,15 +150,17 @@ def _run_case(case: object, fixtures: Mapping[str, Any], log: list[str] | None =
     if refusal is not None:
         return refusal
     log = log if log is not None else []
+    # the checkers see the answer's fields; the log fields are compared here, with the run's lines
+    answer_case = {**case, "expected": {k: v for k, v in case["expected"].items() if k not in LOG_FIELDS}}
     try:
-        result = CHECKERS[category](case, fixtures)
+        result = CHECKERS[category](answer_case, fixtures)
     except compare.Unsupported as err:
         return "SKIP", f"not checked: {err}"
     except (Exception, SystemExit) as err:  # noqa: BLE001 - one broken case must not stop the run
         return "FAIL", f"checker crashed: {type(err).__name__}: {err}"
     if result.ok:
         return _logged(case["expected"], log)
-    deviation = excusing("adapter", case, result.got, lambda got: compare.matches(result.expected, got))
+    deviation = excusing("adapter", answer_case, result.got, lambda got: compare.matches(result.expected, got))
     if deviation is not None:
         return "SKIP", f"deviation {deviation.name}: {deviation.reason}"
     return "FAIL", f"expected {result.expected!r} got {result.got!r}"

@@ -77,13 +77,6 @@ def _status(err: status.StatusError) -> dict[str, Any]:
     return {k: body[k] for k in ("code", "reason", "message", "details") if k in body}
 
 
-def _want_status(expected: Mapping[str, Any]) -> dict[str, Any]:
-    want = {"code": expected["status"], "reason": expected.get("reason"), "message": expected.get("message")}
-    if "details" in expected:
-        want["details"] = expected["details"]
-    return want
-
-
 def _custom_setup(case: Mapping[str, Any]) -> tuple[CompiledConfig, Any]:
     compiled = compile_case({"rules": [case.get("rule", _DEFAULT_RULE)]})
     registry = build_registry(compiled, {compiled.custom[0].series_query: [series_from_rule(compiled.custom[0])]})
@@ -162,12 +155,17 @@ def _vector_value(item: Mapping[str, Any]) -> Any:
 def check_routing(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
     from adapter.server.handlers.custom_metrics import parse_path
 
+    from hack.conformance.adapter_rules import judge_outcome
+
     path, params = _parse_http(case["input"]["http"])
-    try:
-        request = parse_path(path.split("/", 4)[4], params.get("labelSelector"), params.get("metricLabelSelector"))
-    except status.StatusError as err:
-        return judge(_want_status(case["expected"]), _status(err))
-    got: dict[str, Any] = {"op": "by_selector" if request.name is None else "by_name",
+    try:  # the path below /apis/<group>/<version>/
+        request = parse_path((path.split("/", 4)[4:] or [""])[0], params.get("labelSelector"),
+                             params.get("metricLabelSelector"))
+    except status.StatusError as err:  # the answer the request gets: a Status, and no route
+        refused = _status(err)
+        return judge_outcome(case["expected"], {"success": False, "error": err.message, "status": refused["code"],
+                                                "reason": refused.get("reason"), "message": refused.get("message")})
+    got: dict[str, Any] = {"success": True, "op": "by_selector" if request.name is None else "by_name",
                            "group_resource": str(request.resource), "namespace": request.namespace or "",
                            "namespaced": request.namespace is not None}
     if request.name is None:
@@ -175,9 +173,8 @@ def check_routing(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Resul
     else:
         got["name"] = request.name
     got["metric"] = request.metric
-    if "metric_selector" in case["expected"]:
-        got["metric_selector"] = str(request.metric_selector)
-    return judge(case["expected"], got)
+    got["metric_selector"] = str(request.metric_selector)
+    return judge_outcome(case["expected"], got)
 
 
 def _resource_service(case: Mapping[str, Any], fixtures: Mapping[str, Any], prom: FakePrometheus,
@@ -208,11 +205,6 @@ def check_resource_pods(case: Mapping[str, Any], fixtures: Mapping[str, Any]) ->
                  {"code": 200, "success": True, "queries_issued_unordered": issued,
                   "pod_metrics_in_input_order": got, "pod_metrics": got,
                   "items_described_object_names": [p["name"] for p in got]})
-
-
-#: what a metrics.k8s.io list observes besides its objects: the answer's status and outcome
-RESOURCE_ANSWER_FIELDS = ("status", "success", "error", "reason", "message", "details", "queries_issued_unordered",
-                          "items_described_object_names")
 
 
 def _resource_prometheus(data: Mapping[str, Any]) -> FakePrometheus:

@@ -200,9 +200,8 @@ def test_runner_verdicts_per_field(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "not checked: the client has no 'QueryRange' call" in lines["client-query-range"]
 
 
-def test_every_category_has_a_checker_or_is_named() -> None:
-    """A category without a checker FAILs by name (e2e, unless its expectation is prose)."""
-    assert compare.CATEGORIES - set(adapter_runner.CHECKERS) == {"e2e"}
+def test_every_category_has_a_checker_and_a_declared_set_of_fields() -> None:
+    assert set(adapter_runner.CHECKERS) == compare.CATEGORIES == set(adapter_runner.CHECKED_EXPECTED_KEYS)
 
 
 def _public() -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -58,7 +59,7 @@ FIXTURES = _adapter_fixtures()
 
 
 def _adapter_verdict(case: dict[str, Any]) -> tuple[str, str]:
-    return adapter_runner._run_case(case, FIXTURES)
+    return adapter_runner.judge_case(case, FIXTURES)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in ADAPTER])
@@ -88,28 +89,53 @@ def test_an_own_controller_case_with_one_value_changed_fails(case: dict[str, Any
     assert "cannot check" not in detail
 
 
-def test_the_own_files_cover_the_fields_the_public_file_never_uses_in_the_checked_families() -> None:
-    from hack.conformance.adapter_answers import ANSWER_FIELDS, CHECKERS
+def _vocabulary() -> tuple[list[str], list[str]]:
+    """FIELDS.md's adapter categories and expected fields, read from the page itself (the
+    backticked names of its `## Categories` and `## Expected fields` sections)."""
+    text = (paths.VECTORS / "FIELDS.md").read_text().split("# Case-file vocabulary (HPA cases")[0]
 
-    public = json.loads((paths.VECTORS / "prometheus-adapter-public.json").read_text())["cases"]
-    pairs = {(c["category"], k) for c in (*public, *ADAPTER) for k in c["expected"]}
-    from hack.conformance.adapter_rules import OUTCOME_FIELDS
+    def section(name: str) -> str:
+        return text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
 
-    applicable = {(family, field) for family in CHECKERS for field in ANSWER_FIELDS
-                  if not (family.startswith("external") and field == "items_described_object_names")}
-    applicable |= {(family, field) for family, fields in OUTCOME_FIELDS.items() for field in fields}
-    from hack.conformance.adapter_registry import REQUEST_FIELDS
-    from hack.conformance.adapter_services import RESOURCE_ANSWER_FIELDS
+    categories = re.findall(r"`([^`]+)`", section("Categories"))
+    # a field's explanation in parentheses may name other things (`value`, `{name, namespaced}`)
+    fields = re.findall(r"`([a-z_]+)`", re.sub(r"\([^()]*\)", "", section("Expected fields")))
+    return categories, fields
 
-    applicable |= {(family, field) for family, fields in REQUEST_FIELDS.items() for field in fields}
-    applicable |= {(family, field) for family in ("cli.flags", "cli.prometheus_header", "custom.registry_query",
-                                                  "custom.discovery_list", "custom.discovery_semantics",
-                                                  "config.parse", "quantity_conversion", "custom.discovery_http")
-                   for field in adapter_runner.CHECKED_EXPECTED_KEYS[family]}
 
-    applicable |= {(family, field) for family in ("resource_metrics.pods", "resource_metrics.nodes")
-                   for field in RESOURCE_ANSWER_FIELDS}
-    assert sorted(applicable - pairs) == []
+CATEGORIES, FIELDS = _vocabulary()
+PROVENANCE = ("asserted_by_test", "from_code_not_tested")
+OWN_PAIRS = {(c["category"], k) for c in ADAPTER for k, v in c["expected"].items() if v is not None}
+UNDECLARED = [(family, field) for family in CATEGORIES for field in FIELDS
+              if field not in PROVENANCE and field not in adapter_runner.CHECKED_EXPECTED_KEYS[family]]
+
+
+def test_the_vocabulary_is_read_from_fields_md_and_every_family_declares_its_fields() -> None:
+    assert len(CATEGORIES) == 28 and len(FIELDS) > 50 and set(PROVENANCE) <= set(FIELDS)
+    assert set(CATEGORIES) == set(adapter_runner.CHECKED_EXPECTED_KEYS) == set(adapter_runner.CHECKERS)
+
+
+def test_every_field_a_family_declares_is_stated_by_an_own_case() -> None:
+    declared = {(family, field) for family, fields in adapter_runner.CHECKED_EXPECTED_KEYS.items() for field in fields}
+    assert sorted(declared - OWN_PAIRS) == []
+
+
+@pytest.mark.parametrize(("family", "field"), UNDECLARED, ids=[f"{f}:{k}" for f, k in UNDECLARED])
+def test_a_field_its_family_does_not_declare_fails_naming_it(family: str, field: str) -> None:
+    case = {"id": "generated", "category": family, "input": {}, "expected": {field: 1}}
+    verdict, detail = _adapter_verdict(case)
+    assert verdict == "FAIL" and f"expected {field}: a {family!r} answer has no such field" in detail, detail
+
+
+@pytest.mark.parametrize("family", CATEGORIES)
+def test_provenance_fields_are_accepted_in_every_family_and_never_compared(family: str) -> None:
+    case = copy.deepcopy(next(c for c in ADAPTER if c["category"] == family))
+    before = _adapter_verdict(case)
+    case["expected"].update(asserted_by_test="TestNothing-changed", from_code_not_tested={"--x": 3})
+    assert _adapter_verdict(case) == before
+
+
+def test_the_own_controller_file_states_the_fields_fields_md_adds() -> None:
     controller_fields = {k for c in CONTROLLER for k in c["expected"]}
     assert {"error_contains", "conditions", "events"} <= controller_fields
 
