@@ -25,7 +25,6 @@ Non-goals: scheduling (controller.run), status JSON (controller.kube.status), co
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 from collections.abc import Callable, Mapping
@@ -39,14 +38,15 @@ from controller.algorithm.history_rules import shadow_history_until
 from controller.algorithm.pods import PodInfo
 from controller.algorithm.range_rules import needs_metrics
 from controller.algorithm.shell import sync_input
-from controller.algorithm.spec import FetchFailure, Observation, ScaleTarget, SelectorProblem
+from controller.algorithm.spec import Observation, ScaleTarget, SelectorProblem
 from controller.gates import Gates
 from controller.history.source import ForecastSource, forecasts_for
 from controller.kube.last_decision import limiting_reason
 from controller.kube.objects import KIND, Autoscaler
 from controller.kube.ports import EventSink, ObjectKey, PodLister, ScaleClient, ScaleInfo, StatusWriter
 from controller.kube.status import StatusDraft, invalid_spec_status, paused_in_status, plan_status_write
-from controller.metrics.source import MetricQuery, MetricsSource
+from controller.metrics.gather import observe_all
+from controller.metrics.source import MetricsSource
 from controller.reconcile_state import ObjectState, PodClaims
 from controller.report import Result, SyncOutcome, SyncReport, WriteResult
 from kubecommon.kube.errors import KubeAPIError, KubeError
@@ -191,7 +191,7 @@ class Reconciler:
         pods, problem = self._select_pods(obj.key, scale.selector)
         observations: tuple[Observation, ...] = ()
         if problem is None and needs_metrics(obj.spec, target):
-            observations = await self._observe_all(ns, obj, scale.selector)
+            observations = await observe_all(self._metrics, ns, obj.metric_plans, pod_selector=scale.selector)
         inp = sync_input(obj.spec, scale=target, now=now, status=obj.status, history=state.history,
                          restored=state.fresh_restore, pods=pods, observations=observations, selector_problem=problem,
                          namespace=ns, forecasts=await forecasts_for(self._forecasts, obj, now),
@@ -211,22 +211,6 @@ class Reconciler:
         if others:
             return pods, SelectorProblem.ambiguous(selector, tuple(sorted((f"{key.namespace}/{key.name}", *others))))
         return pods, None
-
-    async def _observe_all(self, namespace: str, obj: Autoscaler, selector: str) -> tuple[Observation, ...]:
-        """All metrics at once; a plan that could not be built, or a port that raised, is a failure."""
-
-        async def one(plan: MetricQuery | FetchFailure) -> Observation:
-            if isinstance(plan, FetchFailure):
-                return plan
-            try:
-                return await self._metrics.observe(namespace, plan, pod_selector=selector)
-            except (KubeError, OSError, asyncio.TimeoutError, ValueError) as err:
-                return FetchFailure(message=f"unable to fetch metric {plan.name}: {err}")
-
-        plans = obj.metric_plans
-        if len(plans) == 1:  # the common case: no task creation for one fetch
-            return (await one(plans[0]),)
-        return tuple(await asyncio.gather(*(one(plan) for plan in plans)))
 
     async def _act(self, obj: Autoscaler, gates: Gates, decision: Decision,
                    scale: ScaleInfo | None) -> tuple[Decision, WriteResult]:  # fmt: skip
@@ -271,11 +255,12 @@ class Reconciler:
                                   scale_written: bool) -> WriteResult:  # fmt: skip
         """Write the status when `plan_status_write` finds a reason (it builds only the fields it
         compares, so a sync that writes nothing never builds the whole document)."""
+        restorable = state.covers(report.decision)
         previous = state.previous_status(obj.status_json, obj.resource_version)
         new = StatusDraft(obj, report.decision, now=report.now, extra_conditions=report.extra_conditions,
                           previous=previous)  # fmt: skip
         if plan_status_write(previous, new, now=report.now, force_checkpoint=scale_written,
-                             history_restorable=state.covers(report.decision),
+                             history_restorable=restorable,
                              checkpoint_interval=self._checkpoint_interval) is None:  # fmt: skip
             return WriteResult.NONE
         return await self._write_status(obj.key, state, new.to_dict(), history=report.decision.history)

@@ -35,3 +35,4 @@ class MetricsSource(Protocol):
     """Reads one metric for the pods `pod_selector` selects (query-string form) in `namespace`."""
 
     async def observe(self, namespace: str, query: MetricQuery, *, pod_selector: str) -> Observation: ...
+
