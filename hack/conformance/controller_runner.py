@@ -11,8 +11,9 @@ Go's zero time, windows are strict.
 Output (the shared case loop, hack/conformance/runner.py): `PASS id`, `FAIL id: expected ... got
 ...`, `SKIP id: reason`; then `N passed, N failed, N skipped`; exit 1 if anything failed. Nothing
 passes silently: a case without a string id, an unknown case kind, an input field this runner does
-not honour (`controller_schema.py`), an expected field it cannot check, a malformed case or a crash
-while replaying it is a FAIL with the reason; an unreadable file is one FAIL. SKIP is used only for
+not honour (`controller_schema.py`), an expected field its kind is not observed as
+(`controller_schema.EXPECTED`), a malformed case or a crash while replaying it is a FAIL with the
+reason; an unreadable file is one FAIL. SKIP is used only for
 the controller's rows of the deviations table (hack/conformance/deviations.py), when the
 deviation's normaliser reproduces upstream's answer.
 
@@ -29,7 +30,13 @@ from typing import Any
 from controller.algorithm.errors import MetricError
 from hack.conformance.controller_cases import GO_ZERO_TIME, HANDLERS, CaseError, Json, t
 from hack.conformance.controller_reconcile import reconcile
-from hack.conformance.controller_schema import unknown_case_keys, unknown_fields
+from hack.conformance.controller_schema import (
+    EXPECTED,
+    PROVENANCE_FIELDS,
+    undeclared_expected,
+    unknown_case_keys,
+    unknown_fields,
+)
 from hack.conformance.deviations import excusing
 from hack.conformance.runner import Verdict, case_label, run_cases, unreadable
 
@@ -76,6 +83,10 @@ def _malformed(case: Any) -> str | None:
     fields = unknown_fields(kind, case["inputs"])
     if fields:
         return f"input fields this runner honours got unknown field(s) {fields}"
+    undeclared = undeclared_expected(kind, case["expected"])
+    if undeclared:  # a field this kind's answer does not carry: never ignored
+        return (f"the fields a {kind!r} answer is observed as ({', '.join(EXPECTED[kind])}) got "
+                f"{', '.join(undeclared)}: a {kind!r} answer has no such field (FIELDS.md)")
     return None
 
 
@@ -109,7 +120,8 @@ def answer(case: Json) -> Json | _Failed:
 
 
 def mismatches(expected: Json, got: Json | _Failed) -> list[str]:
-    """How `got` differs from `expected` (empty: it meets it)."""
+    """How `got` differs from `expected` (empty: it meets it); provenance fields are not compared."""
+    expected = {k: v for k, v in expected.items() if k not in PROVENANCE_FIELDS}
     if isinstance(got, _Failed):
         return _compare_error(expected, str(got))
     if isinstance(got.get("error"), str) and any(key in expected for key in _ERROR_FIELDS):
@@ -122,7 +134,7 @@ def mismatches(expected: Json, got: Json | _Failed) -> list[str]:
     problems = []
     for key, want in expected.items():
         if key not in got:
-            problems.append(f"expected {key}={json.dumps(want)} got <a field this runner cannot check>")
+            problems.append(f"expected {key}={json.dumps(want)} got no {key} from this call")
         elif _normal(key, want) != _normal(key, _project(want, got[key])):
             problems.append(f"expected {key}={json.dumps(want)} got {json.dumps(got[key], default=str)}")
     return problems

@@ -115,6 +115,36 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 
+#: What each kind's answer is observed as: the `expected` fields its replay compares. A kind whose
+#: call can fail (a metrics client error, a missing request, a failed sync) also states the failure
+#: as `error` or `error_contains` (a substring of the error's message); a case stating a field its
+#: kind does not observe FAILs naming it. Provenance fields are accepted anywhere, never compared.
+_ERROR = ("error", "error_contains")
+_STABILIZED = ("stabilized_replicas", "recommendations_length_after", "recommendation_values_after")
+EXPECTED: dict[str, tuple[str, ...]] = {
+    "replica_calculator": ("replicas", "usage_milli", "raw_average_milli", "utilization_percent", "timestamp",
+                           *_ERROR),
+    "group_pods": ("ready_pod_count", "unready_pods", "missing_pods", "ignored_pods"),
+    "calculate_requests": ("requests_milli", *_ERROR),
+    "convert_desired_replicas_with_rules": ("replicas", "reason"),
+    "stabilize_recommendation_legacy": _STABILIZED,
+    "behavior_rate_limit": ("replicas", "reason"),
+    "scale_limit_with_rules": ("limit_replicas",),
+    "store_scale_event": ("replica_change_in_last_60s_before_store", "events_after"),
+    "behavior_stabilization": _STABILIZED,
+    "controller_reconcile": (
+        "status_desired_replicas", "status_current_replicas", "status_cpu_current_utilization_percent",
+        "status_update", "conditions", "events", "event_reasons", "event_created", "scale_updated",
+        "scale_updated_to", "reconcile_returns_error", *_ERROR),
+}  # fmt: skip
+PROVENANCE_FIELDS = frozenset({"asserted_by_test", "from_code_not_tested"})
+
+
+def undeclared_expected(kind: str, expected: Iterable[str]) -> list[str]:
+    """Expected fields of a case of `kind` that its answer does not carry (sorted)."""
+    return sorted(set(expected) - set(EXPECTED.get(kind, ())) - PROVENANCE_FIELDS)
+
+
 # Maps whose keys are data (label names, pod names, failure names), not fields.
 _MAPS = re.compile(r"(?:.*\.)?(?:labels|matchLabels)|metrics|failures")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hack.conformance import adapter_runner, controller_runner
+from hack.conformance import adapter_runner, controller_runner, controller_schema
 from tests import paths
 
 CASES_DIR = paths.REPO / "hack" / "conformance" / "cases"
@@ -135,9 +135,40 @@ def test_provenance_fields_are_accepted_in_every_family_and_never_compared(famil
     assert _adapter_verdict(case) == before
 
 
-def test_the_own_controller_file_states_the_fields_fields_md_adds() -> None:
-    controller_fields = {k for c in CONTROLLER for k in c["expected"]}
-    assert {"error_contains", "conditions", "events"} <= controller_fields
+HPA_PUBLIC = json.loads((paths.VECTORS / "hpa-public.json").read_text())["cases"]
+HPA_FIELDS = sorted({f for fields in controller_schema.EXPECTED.values() for f in fields}
+                    | {k for c in HPA_PUBLIC for k in c["expected"]} | {"error_contains", "events", "conditions"})
+HPA_UNDECLARED = [(kind, field) for kind in controller_schema.EXPECTED for field in HPA_FIELDS
+                  if field not in controller_schema.EXPECTED[kind]]
+
+
+def test_every_field_a_controller_kind_declares_is_stated_by_a_public_or_own_case() -> None:
+    stated = {(c["kind"], k) for c in (*HPA_PUBLIC, *CONTROLLER) for k, v in c["expected"].items() if v is not None}
+    declared = {(kind, field) for kind, fields in controller_schema.EXPECTED.items() for field in fields}
+    assert sorted(declared - stated) == []
+    assert set(controller_schema.EXPECTED) == set(controller_runner.HANDLERS_BY_KIND)
+    # FIELDS.md's additions: error_contains in every kind whose call can fail, events and conditions
+    # (with and without a message) in controller_reconcile, each stated by an own case
+    own = {(c["kind"], k) for c in CONTROLLER for k in c["expected"]}
+    assert {(kind, "error_contains") for kind in ("replica_calculator", "calculate_requests",
+                                                 "controller_reconcile")} <= own
+    assert {("controller_reconcile", "events"), ("controller_reconcile", "conditions")} <= own
+    messages = {"message" in cond for c in CONTROLLER for cond in c["expected"].get("conditions", [])}
+    assert messages == {True, False}
+
+
+@pytest.mark.parametrize(("kind", "field"), HPA_UNDECLARED, ids=[f"{k}:{f}" for k, f in HPA_UNDECLARED])
+def test_a_field_its_controller_kind_does_not_declare_fails_naming_it(kind: str, field: str) -> None:
+    case = {"id": "generated", "kind": kind, "inputs": {}, "expected": {field: 1}}
+    verdict, _, detail = controller_runner.case_outcome(case, 0, set())
+    assert verdict == "FAIL" and f"{field}: a {kind!r} answer has no such field" in detail, detail
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CONTROLLER[:3]])
+def test_provenance_fields_are_accepted_in_controller_cases_and_never_compared(case: dict[str, Any]) -> None:
+    case = copy.deepcopy(case)
+    case["expected"].update(asserted_by_test="TestNothing-changed", from_code_not_tested=3)
+    assert controller_runner.case_outcome(case, 0, set())[0] == "PASS"
 
 
 def test_a_controller_error_answer_meets_error_contains_and_fails_a_field_it_lacks() -> None:
