@@ -49,14 +49,24 @@ def compile_case(doc: Mapping[str, Any], table: ResourceTable = DEFAULT_TABLE) -
 
 
 def _error_matches(expected: str, got: str) -> bool:
-    """Upstream messages embed Go-formatted values and context; compare the stable phrase: the
-    text before the first quoted value or parenthetical remark (at least a few words)."""
-    if expected.startswith("template execution error"):
-        return bool(got)  # the exact text is Go-template specific, any template error will do
-    core = re.split(r'\s*[("%]', expected, maxsplit=1)[0].strip().lower()
-    if len(core) < 12:
-        core = expected.lower()
-    return core in got.lower()
+    """Upstream messages embed Go-formatted values: every stretch of upstream's wording between
+    its quoted values and parenthetical remarks must appear in ours, in order (the values
+    themselves are quoted the Python way here). A trailing remark about the wording ("(exact text
+    is Go-template specific)") is not part of it; a Go template's error names the field it met."""
+    text = re.sub(r"\s*\([^()]*\)\s*$", "", expected)
+    if text.startswith("template execution error"):
+        field = re.search(r"field (\w+)", text)
+        return bool(got) and (field is None or field.group(1) in got)
+    low, at = got.lower(), 0
+    for piece in re.split(r'"[^"]*"|\([^()]*\)', text):
+        piece = piece.strip(" ;:,").lower()
+        if len(piece) < 3:
+            continue
+        found = low.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
 
 
 def judge_outcome(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> Result:

@@ -273,3 +273,23 @@ def test_the_vocabulary_is_fields_md() -> None:
 def test_every_input_field_is_accepted(field: str) -> None:
     assert compare.unknown_input_fields({field: 1, "--any-flag": "x"}) == []
     assert compare.unknown_input_fields({field: 1, "colour": "red"}) == ["colour"]
+
+
+@pytest.mark.parametrize("expected, got, ok", [
+    pytest.param('cannot have both an `is` ("my_.*") and `isNot` ("your_.*") expression in a single filter',
+                 "cannot have both an `is` ('my_.*') and `isNot` ('your_.*') expression in a single filter", True,
+                 id="values quoted another way"),
+    pytest.param('cannot have both an `is` ("my_.*") and `isNot` ("your_.*") expression in a single filter',
+                 "cannot have both an `is` ('my_.*') and nothing else", False, id="the wording after a value counts"),
+    pytest.param("max age must not be less than relist interval (approximate)",
+                 "unable to construct custom metrics provider: max age must not be less than relist interval", True,
+                 id="a trailing remark is not wording"),
+    pytest.param("template execution error: can't evaluate field Foo (exact text is Go-template specific)",
+                 "template execution error: 'Foo' is undefined", True, id="a template error names its field"),
+    pytest.param("template execution error: can't evaluate field Foo (exact text is Go-template specific)",
+                 "template execution error: 'Bar' is undefined", False, id="another field is another error"),
+])
+def test_an_error_is_judged_on_all_of_upstreams_wording(expected: str, got: str, ok: bool) -> None:
+    from hack.conformance.adapter_rules import judge_outcome
+
+    assert judge_outcome({"error": expected}, {"error": got}).ok is ok
