@@ -14,7 +14,7 @@ The workshop's tests follow the same rules: tests/unit/hack mirrors hack/'s room
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,17 +39,26 @@ def _subpackages(package: Path) -> list[Path]:
     return sorted(child for child in package.iterdir() if _is_package(child))
 
 
-def _imported_modules(path: Path) -> Iterator[str]:
+@functools.cache
+def _imported_modules(path: Path) -> tuple[str, ...]:
     """Dotted names of the modules and packages a file imports (`from a.b import c` names a.b.c
-    when c is a module or package, else a.b)."""
-    for node in ast.walk(ast.parse(path.read_text())):
+    when c is a module or package, else a.b). Imports are statements, so only statements are
+    visited (ast.walk over every expression took about 2 s for the whole tree)."""
+    names: list[str] = []
+    statements: list[ast.AST] = list(ast.parse(path.read_text()).body)
+    while statements:
+        node = statements.pop()
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             for alias in node.names:
                 child = ROOT.joinpath(*node.module.split("."), alias.name)
                 is_module = child.is_dir() or child.with_suffix(".py").is_file()
-                yield f"{node.module}.{alias.name}" if is_module else node.module
+                names.append(f"{node.module}.{alias.name}" if is_module else node.module)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                statements.extend(x for x in getattr(node, field, ()) if isinstance(x, ast.AST))
+    return tuple(names)
 
 
 def test_every_test_folder_mirrors_a_product_package() -> None:

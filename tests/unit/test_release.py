@@ -58,6 +58,7 @@ def _tool(name: str) -> str:
     return str(path)
 
 
+@pytest.mark.timeout(30)  # two runs of a linter binary: 2.4 s seen with four test workers on 2 cores
 def test_hadolint_passes_the_dockerfile_and_fails_a_bad_one(tmp_path: Path) -> None:
     ok = subprocess.run([_tool("hadolint"), "Dockerfile"], cwd=REPO, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr
@@ -67,6 +68,7 @@ def test_hadolint_passes_the_dockerfile_and_fails_a_bad_one(tmp_path: Path) -> N
     assert refused.returncode != 0 and "DL3007" in refused.stdout, refused.stdout  # the 'latest' tag
 
 
+@pytest.mark.timeout(30)  # two runs of a linter binary: 2.4 s seen with four test workers on 2 cores
 def test_actionlint_passes_the_workflows_and_fails_a_bad_one(tmp_path: Path) -> None:
     workflows = sorted((REPO / ".github" / "workflows").glob("*.yml"))
     assert {w.name for w in workflows} >= {"ci.yml", "release.yml", "e2e-kind.yml"}
