@@ -29,7 +29,7 @@ from aiohttp import web
 from adapter.config.errors import ConfigError
 from adapter.discovery.registry import Registry
 from adapter.discovery.relist import Discovery
-from adapter.discovery.reload import ReloadRefused, RuleReloader, load_rule_file
+from adapter.discovery.reload import ReloadRefused, RuleReloader, load_rule_file, log_refused_at_start
 from adapter.discovery.served import OverrideNotServed, check_overrides_served
 from adapter.kube.authconfig import AuthConfigWatcher, AuthMaterial
 from kubecommon.kube.caches import KubeObjectCaches
@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
     try:
         compiled, rules_sha256 = load_rule_file(str(options.config))
     except ConfigError as err:
-        _log.error("invalid configuration: %s", err)
+        log_refused_at_start(err)
         return 1
     freeze_heap()
     try:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ConfigError", "Problem"]
+__all__ = ["PARSE_STAGE", "READ_STAGE", "ConfigError", "Problem", "fatal_line"]
+
+PARSE_STAGE = "unable to parse metrics discovery config"
+READ_STAGE = "unable to load metrics discovery config file"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,3 +64,12 @@ class ConfigError(ValueError):
         lines = [f"{prefix}{len(self.problems)} problems in {self.problems[0].source}:"]
         lines.extend(f"  - {problem}" for problem in self.problems)
         return "\n".join(lines)
+
+
+def fatal_line(err: ConfigError) -> str:
+    """prometheus-adapter's fatal start-up line for a rule file it cannot use, around our message:
+    what log alerts and runbooks written for it search for. A file that cannot be read or parsed
+    fails while the config loads; one whose rules cannot be compiled, while the provider is built."""
+    if err.stage in (PARSE_STAGE, READ_STAGE):
+        return f"unable to load metrics discovery config: unable to load metrics discovery configuration: {err}"
+    return f"unable to construct custom metrics provider: unable to construct naming scheme from metrics rules: {err}"

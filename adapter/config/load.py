@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from adapter.config.errors import ConfigError, Problem
+from adapter.config.errors import PARSE_STAGE, READ_STAGE, ConfigError, Problem
 from adapter.config.model import (
     AdapterConfig,
     DiscoveryRule,
@@ -37,7 +37,6 @@ __all__ = ["PARSE_STAGE", "load_config", "parse_config", "parse_duration", "spli
 
 #: prometheus-adapter's prefix for a file that does not read as a rule file (YAML syntax, an
 #: unknown key, a value of the wrong shape): `unable to parse metrics discovery config: ...`
-PARSE_STAGE = "unable to parse metrics discovery config"
 
 _NULL_TAG = "tag:yaml.org,2002:null"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
@@ -107,7 +106,7 @@ def load_config(path: str | Path) -> AdapterConfig:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError([Problem(source=source, reason=f"cannot read file: {err}")]) from err
+        raise ConfigError([Problem(source=source, reason=f"cannot read file: {err}")], stage=READ_STAGE) from err
     return parse_config(text, source=source)
 
 

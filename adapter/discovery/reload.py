@@ -22,11 +22,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from adapter.config.errors import ConfigError, Problem
+from adapter.config.errors import READ_STAGE, ConfigError, Problem, fatal_line
 from adapter.config.load import parse_config
 from adapter.rules.compile import CompiledConfig, compile_config
 
-__all__ = ["ReloadRefused", "ReloadState", "RuleReloader", "file_sha256", "load_rule_file"]
+__all__ = ["ReloadRefused", "ReloadState", "RuleReloader", "file_sha256", "load_rule_file", "log_refused_at_start"]
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +56,13 @@ def load_rule_file(path: str) -> tuple[CompiledConfig, str]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError([Problem(source=path, reason=f"cannot read file: {err}")]) from err
+        raise ConfigError([Problem(source=path, reason=f"cannot read file: {err}")], stage=READ_STAGE) from err
     return compile_config(parse_config(text, source=path)), file_sha256(text)
+
+
+def log_refused_at_start(err: ConfigError) -> None:
+    """A rule file the adapter cannot start with, logged in prometheus-adapter's words (`fatal_line`)."""
+    log.error("%s", fatal_line(err))
 
 
 class RuleReloader:

@@ -36,7 +36,7 @@ OBSERVED: dict[str, tuple[str, ...]] = {
     "cli.prometheus_header": (*_OUTCOME, "fatal_error", "http_headers"),
     "cli.prometheus_tls": (*_OUTCOME, "client_certificates_present", "min_tls_version"),
     "prometheus_client": (*_OUTCOME, "request_url", "http_request"),
-    "config.parse": (*_OUTCOME, "fatal_error", "startup_error_contains"),
+    "config.parse": (*_OUTCOME, "fatal_error", "startup_error_contains", *LOG_FIELDS),
     "naming": (*_OUTCOME, "metric_name", "name"),
     "series_filter": (*_OUTCOME, "matches"),
     "metrics_query.build (custom/resource path)": _BUILD,

@@ -18,6 +18,7 @@ from typing import Any
 
 from adapter.config import ConfigError, parse_config
 from adapter.config.load import PARSE_STAGE
+from adapter.discovery.reload import log_refused_at_start
 from adapter.discovery.served import OverrideNotServed, check_overrides_served
 from adapter.rules import gotemplate, query
 from adapter.rules.gotemplate_exec import go_quote
@@ -149,10 +150,8 @@ def check_naming(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result
     return judge_outcome(expected, {"success": True, "metric_name": got, "name": got})
 
 
-def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    expected = case["expected"]
-    want = expected.get("startup_error_contains") or expected.get("error") or expected.get("fatal_error") or ""
-    success = expected.get("success")  # True: must load; False: must be refused (any message)
+def _load_case_config(case: Mapping[str, Any]) -> None:
+    """Load the case's rules as the adapter's start does; a refused file is logged as it logs it."""
     try:
         if "rule" in case:
             _served(compile_case({"rules": [case["rule"]]}), case.get("input", {}).get("cluster_has_resource"))
@@ -166,6 +165,17 @@ def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> 
                 raise Unsupported("the case names a file but gives no text to load")
             text = "rules:\n- seriesQuery: up\n  " + excerpt + "\n"
             parse_config(text, source="excerpt.yaml")
+    except ConfigError as err:
+        log_refused_at_start(err)  # what adapter.app.main logs before it exits
+        raise
+
+
+def check_config_parse(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    expected = case["expected"]
+    want = expected.get("startup_error_contains") or expected.get("error") or expected.get("fatal_error") or ""
+    success = expected.get("success")  # True: must load; False: must be refused (any message)
+    try:
+        _load_case_config(case)
     except (ConfigError, OverrideNotServed) as err:
         if not want and success is False:
             return Result(True, expected, f"error: {err}")
