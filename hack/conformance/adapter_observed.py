@@ -72,5 +72,6 @@ OBSERVED: dict[str, tuple[str, ...]] = {
 
 def markdown() -> str:
     """The table as a Markdown table (family, fields), in the order above."""
-    rows = [f"| `{family}` | {', '.join(f'`{f}`' for f in fields)} |" for family, fields in OBSERVED.items()]
+    # the family as text, not code: the docs theme breaks code anywhere, text only between words
+    rows = [f"| {family} | {', '.join(f'`{f}`' for f in fields)} |" for family, fields in OBSERVED.items()]
     return "\n".join(["| Family | Observed fields |", "| --- | --- |", *rows]) + "\n"
