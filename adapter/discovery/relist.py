@@ -60,6 +60,7 @@ from adapter.discovery.registry import (
 from adapter.prometheus.api import BackendHealth, PrometheusAPI
 from adapter.prometheus.errors import PrometheusBadResponse, PrometheusError, PrometheusTimeout
 from adapter.rules.compile import CompiledConfig
+from adapter.rules.gotemplate_exec import go_quote
 
 __all__ = ["Discovery", "DiscoveryStats", "SuspectAnswer"]
 
@@ -244,7 +245,11 @@ class Discovery:
     async def _fetch(self, query: str, start: float, end: float) -> tuple[str, SeriesDigest]:
         digest = SeriesDigest()
         async with self._limit:
-            await self._prometheus.series_foreach([query], start=start, end=end, sink=digest.add)
+            try:
+                await self._prometheus.series_foreach([query], start=start, end=end, sink=digest.add)
+            except PrometheusError as err:
+                err.series_query = query  # type: ignore[attr-defined]  # named in the log line
+                raise
         return query, digest
 
     async def _check_suspect_empties(self, digests: Mapping[str, SeriesDigest], start: float) -> None:
@@ -274,8 +279,11 @@ class Discovery:
             last_duration_seconds=duration, last_error=str(err),
         )
         kept = "keeping the last good registry" if self.ready else "no registry yet"
-        log.warning("series discovery failed (%d in a row), %s: %s",
-                    self._stats.consecutive_failures, kept, err)
+        query = getattr(err, "series_query", None)
+        # prometheus-adapter's words first: what users' log alerts and searches for it look for
+        cause = f"unable to fetch metrics for query {go_quote(query)}: {err}" if query else str(err)
+        log.warning("unable to update list of all metrics: %s (series discovery failed %d in a row, %s)",
+                    cause, self._stats.consecutive_failures, kept)
 
     def _next_delay(self) -> float:
         misses = self._stats.consecutive_failures or self._stats.consecutive_empty
