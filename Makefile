@@ -60,9 +60,8 @@ docs-ref:
 	@$(SETUP)
 	$(PY) -m hack.docs_ref
 
-check: lint
-	@$(SETUP) prometheus helm kubectl
-	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+# The tests through `test` itself, so `check` asks set-up for the same tools (CI runs `make check`).
+check: lint test
 
 # The end-to-end suite (tests/integration/e2e): against the API-server stand-in it starts, or against the
 # cluster of KUBECONFIG=... (docs/release.md says what that cluster must run).
