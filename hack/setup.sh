@@ -36,28 +36,24 @@ python_env() {
   touch "$stamp"
 }
 
-prometheus_tool() {
-  command -v prometheus >/dev/null 2>&1 && return
-  local hint="prometheus is missing: run \`sudo apt-get install prometheus\` (or set PROMETHEUS_BINARY), then run make again"
+# A Debian-packaged server binary: the one named by its variable (PROMETHEUS_BINARY, which the harness
+# reads too) when set, else on PATH, else installed with apt-get. The package's system service is not used
+# where systemd starts it (prometheus on :9090): the tests start their own.
+apt_tool() {
+  local name=$1 binary_var=$2
+  local binary=${!binary_var:-}
+  if [ -n "$binary" ]; then
+    [ -x "$binary" ] || fail "$binary_var=$binary is not an executable: point it at a $name binary, or unset it"
+    return
+  fi
+  command -v "$name" >/dev/null 2>&1 && return
+  local hint="$name is missing: run \`sudo apt-get install $name\` (or set $binary_var), then run make again"
   command -v apt-get >/dev/null 2>&1 && as_root true || fail "$hint"
-  echo "setup: installing prometheus (Debian package)"
-  # The package starts a system Prometheus on :9090 where systemd runs; the tests start their own.
+  echo "setup: installing $name (Debian package)"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
-    && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null \
+    && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$name" >/dev/null \
     || fail "$hint"
-  command -v prometheus >/dev/null 2>&1 || fail "$hint"
-}
-
-victoria_metrics_tool() {
-  command -v victoria-metrics >/dev/null 2>&1 && return
-  local hint="victoria-metrics is missing: run \`sudo apt-get install victoria-metrics\` (or set VICTORIA_METRICS_BINARY), then run make again"
-  command -v apt-get >/dev/null 2>&1 && as_root true || fail "$hint"
-  echo "setup: installing victoria-metrics (Debian package)"
-  # Like prometheus, the package's system service is not used: the tests start their own.
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
-    && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq victoria-metrics >/dev/null \
-    || fail "$hint"
-  command -v victoria-metrics >/dev/null 2>&1 || fail "$hint"
+  command -v "$name" >/dev/null 2>&1 || fail "$hint"
 }
 
 helm_tool() {
@@ -78,8 +74,8 @@ kubectl_tool() {
 python_env
 for tool in "$@"; do
   case "$tool" in
-    prometheus) prometheus_tool ;;
-    victoria-metrics) victoria_metrics_tool ;;
+    prometheus) apt_tool prometheus PROMETHEUS_BINARY ;;
+    victoria-metrics) apt_tool victoria-metrics VICTORIA_METRICS_BINARY ;;
     helm) helm_tool ;;
     kubectl) kubectl_tool ;;
     *) fail "unknown tool '$tool' (known: prometheus victoria-metrics helm kubectl)" ;;
