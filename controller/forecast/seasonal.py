@@ -64,13 +64,7 @@ def level(history: History, *, now: float, horizon: float) -> float:
 def _hourly_means(h: History) -> Array:
     per_hour = max(1, round(3600 / h.step))
     n = h.count // per_hour * per_hour
-    if n == 0:
-        return np.empty(0)
-    blocks = h.values[h.count - n:].reshape(-1, per_hour)
-    with np.errstate(invalid="ignore"):
-        counts = np.sum(~np.isnan(blocks), axis=1)
-        sums = np.nansum(blocks, axis=1)
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return _row_means(h.values[h.count - n:].reshape(-1, per_hour))
 
 
 def _autocorrelation(x: Array, lag: int) -> float:
