@@ -32,7 +32,6 @@ from adapter.discovery.registry import (
     build_registry_from_digests,
 )
 from adapter.prometheus.api import PrometheusAPI
-from adapter.rules.compile import CompiledConfig
 from adapter.prometheus.errors import PrometheusUnreachable
 
 __all__ = ["MissingMetrics", "RegistryHolder"]
@@ -40,15 +39,12 @@ __all__ = ["MissingMetrics", "RegistryHolder"]
 
 class RegistryHolder(Protocol):
     """What a re-check needs of the relist that owns the registry (`relist.Discovery`): the current
-    snapshot and its rules, the series age it lists, and a way to put a found metric back."""
+    snapshot (which carries its rules), the series age it lists, and a way to put a found metric back."""
 
     max_age: float
 
     @property
     def snapshot(self) -> Registry: ...
-
-    @property
-    def snapshot_rules(self) -> CompiledConfig | None: ...
 
     def restore(self, info: CustomMetricInfo | str, entry: CustomMetricEntry | ExternalMetricEntry) -> None: ...
 
@@ -128,7 +124,7 @@ class MissingMetrics:
             raise PrometheusUnreachable("the backend is unreachable or unavailable")
 
     async def _recheck(self, series_query: str) -> Registry:
-        rules = self._discovery.snapshot_rules
+        rules = self._discovery.snapshot.rules
 
         async def run() -> Registry:
             async with self._one_at_a_time:

@@ -122,6 +122,10 @@ class Registry:
     """Series Prometheus returned for all series queries of that relist."""
     series_by_query: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     unpastable_series: tuple[str, ...] = ()
+    """Series names left out because a rule would paste them as `<<.Series>>` and they are no
+    classic metric names (`query.pastable_series_name`): listed, they could only answer errors."""
+    rules: CompiledConfig | None = None
+    """The rules that built it (None for the empty registry before any relist)."""
     missing_custom: frozenset[CustomMetricInfo] = frozenset()
     missing_external: frozenset[str] = frozenset()
     """Entries served although the relist that built this snapshot did not find them (missing
@@ -132,8 +136,6 @@ class Registry:
         default_factory=lambda: MappingProxyType({}))
     """Entries the relist that built this snapshot dropped (missing from two relists in a row):
     a request for one re-checks Prometheus (`adapter.discovery.recheck`)."""
-    """Series names left out because a rule would paste them as `<<.Series>>` and they are no
-    classic metric names (`query.pastable_series_name`): listed, they could only answer errors."""
     _custom_sorted: tuple[CustomMetricInfo, ...] = field(init=False, repr=False)
     _external_sorted: tuple[ExternalMetricInfo, ...] = field(init=False, repr=False)
 
@@ -183,7 +185,10 @@ class Registry:
 def carry_over(previous: Registry, fresh: Registry) -> Registry:
     """`fresh` plus the entries of `previous` it misses for the first time (they stay served,
     marked missing); entries missing a second time in a row are dropped (kept aside in
-    `dropped_*` for a re-check). Both snapshots must come from the same rules."""
+    `dropped_*` for a re-check). Only between snapshots of the same rules: `fresh` as it is when
+    the rules changed (a reload starts a fresh registry)."""
+    if previous.rules is not fresh.rules:
+        return fresh
     custom, missing_custom, dropped_custom = _carry(previous.custom, previous.missing_custom, fresh.custom)
     external, missing_external, dropped_external = _carry(
         previous.external, previous.missing_external, fresh.external)
@@ -240,6 +245,7 @@ def build_registry_from_digests(
         unpastable_series=tuple(sorted(unpastable)),
         series_count=sum(d.count for d in digests.values()),
         series_by_query=MappingProxyType({q: d.count for q, d in digests.items()}),
+        rules=compiled,
     )
 
 

@@ -129,7 +129,6 @@ class Discovery:
         self._limit = asyncio.Semaphore(max_concurrency)
         self._retry_initial = retry_initial
         self._snapshot = Registry.empty()
-        self._snapshot_rules: CompiledConfig | None = None  # the rules that built the snapshot
         self._stats = DiscoveryStats()
         self._task: asyncio.Task[None] | None = None
         self._relisting = asyncio.Lock()  # a reload's relist and the loop's never interleave
@@ -139,11 +138,6 @@ class Discovery:
     @property
     def snapshot(self) -> Registry:
         return self._snapshot
-
-    @property
-    def snapshot_rules(self) -> CompiledConfig | None:
-        """The rules that built the served snapshot (None before the first relist)."""
-        return self._snapshot_rules
 
     def restore(self, info: CustomMetricInfo | str, entry: CustomMetricEntry | ExternalMetricEntry) -> None:
         """Serve a dropped metric again (a re-check found it), if the rules did not change since."""
@@ -218,15 +212,13 @@ class Discovery:
                 digests = dict(await asyncio.gather(
                     *(self._fetch(query, start, end) for query in compiled.series_queries)))
             await self._check_suspect_empties(digests, start)
-            registry = build_registry_from_digests(compiled, digests, created_at=started)
-            if self._snapshot_rules is compiled:
-                registry = carry_over(self._snapshot, registry)
+            registry = carry_over(self._snapshot, build_registry_from_digests(compiled, digests, created_at=started))
         except (PrometheusError, TimeoutError) as err:
             if isinstance(err, TimeoutError):
                 err = PrometheusTimeout(f"relist took longer than {self._relist_timeout:g}s")
             self._failed(err, self._clock() - started)
             return False
-        self._snapshot, self._snapshot_rules = registry, compiled  # the atomic swap
+        self._snapshot = registry  # the atomic swap
         self._stats = replace(
             self._stats, relists_total=self._stats.relists_total + 1, consecutive_failures=0,
             consecutive_empty=0 if registry.series_count else self._stats.consecutive_empty + 1,
