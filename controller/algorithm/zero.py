@@ -112,13 +112,23 @@ class ZeroStep:
     activity: Activity
     readings: tuple[Reading, ...]
     at_zero: bool  # the target is at 0 replicas now
-    wake: bool  # at 0 and active: scale up in this sync (to at least 1)
     floor: int  # the lowest count this sync may end at: 0 (idle for the whole cooldown, or at 0) or 1
     idle_since: float | None  # the new `ScaleHistory.idle_since`
     cooldown: int  # seconds
-    remaining: float | None  # cooldown seconds left while counting down (None: not counting)
     why: str  # one line for the trace, `explain`, conditions and events
     idle_for: float = 0.0  # seconds every activation metric has been at or below its activation value (0: not idle)
+
+    @property
+    def wake(self) -> bool:
+        """At 0 and active: scale up in this sync (to at least 1)."""
+        return self.at_zero and self.activity is Activity.ACTIVE
+
+    @property
+    def remaining(self) -> float | None:
+        """Cooldown seconds left while running and idle (0 once over; None: not counting)."""
+        if self.activity is not Activity.IDLE or self.at_zero:
+            return None
+        return max(0.0, self.cooldown - self.idle_for)
 
     @property
     def to_zero(self) -> bool:
@@ -153,29 +163,26 @@ def zero_step(spec: AutoscalerSpec, *, current: int, observations: Sequence[Obse
     if any(r.active for r in readings):
         first = next(r for r in readings if r.active)
         why = ("woken: " if at_zero else "active: ") + first.line()
-        return ZeroStep(activity=Activity.ACTIVE, readings=readings, at_zero=at_zero, wake=at_zero, floor=1,
-                        idle_since=None, cooldown=cooldown, remaining=None, why=why)
+        return ZeroStep(activity=Activity.ACTIVE, readings=readings, at_zero=at_zero, floor=1, idle_since=None,
+                        cooldown=cooldown, why=why)
     unread = [r for r in readings if r.value is None]
     if unread or not readings:
         line = unread[0].line() if unread else "no activation metric"
         why = f"{line}: stays at 0" if at_zero else f"{line}: never scales to 0, the cooldown restarts"
-        return ZeroStep(activity=Activity.UNKNOWN, readings=readings, at_zero=at_zero, wake=False,
-                        floor=0 if at_zero else 1, idle_since=None, cooldown=cooldown, remaining=None, why=why)
+        return ZeroStep(activity=Activity.UNKNOWN, readings=readings, at_zero=at_zero, floor=0 if at_zero else 1,
+                        idle_since=None, cooldown=cooldown, why=why)
     since = now if idle_since is None else min(idle_since, now)
     idle_for = now - since
+    left = cooldown - idle_for
     idle_line = "; ".join(r.line() for r in readings)
     if at_zero:
-        return ZeroStep(activity=Activity.IDLE, readings=readings, at_zero=True, wake=False, floor=0,
-                        idle_since=since, cooldown=cooldown, remaining=None, why=f"idle at 0: {idle_line}",
-                        idle_for=idle_for)  # fmt: skip
-    left = cooldown - idle_for
-    if left <= 0:
+        why = f"idle at 0: {idle_line}"
+    elif left <= 0:
         why = f"idle for the whole cooldown of {cooldown}s: {idle_line}"
-        return ZeroStep(activity=Activity.IDLE, readings=readings, at_zero=False, wake=False, floor=0,
-                        idle_since=since, cooldown=cooldown, remaining=0.0, why=why, idle_for=idle_for)
-    why = f"cooldown: {left:.0f}s of {cooldown}s left before 0 replicas ({idle_line})"
-    return ZeroStep(activity=Activity.IDLE, readings=readings, at_zero=False, wake=False, floor=1,
-                    idle_since=since, cooldown=cooldown, remaining=left, why=why, idle_for=idle_for)
+    else:
+        why = f"cooldown: {left:.0f}s of {cooldown}s left before 0 replicas ({idle_line})"
+    return ZeroStep(activity=Activity.IDLE, readings=readings, at_zero=at_zero, floor=0 if at_zero or left <= 0 else 1,
+                    idle_since=since, cooldown=cooldown, why=why, idle_for=idle_for)
 
 
 # What `decide` does with a `ZeroStep` (kept here so the rule reads in one place).
