@@ -149,6 +149,10 @@ class HistoryStore:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __contains__(self, key: object) -> bool:
+        """Whether anything is held for `key` (without building its histories as `cached` does)."""
+        return key in self._entries
+
     def forget(self, key: ObjectKey) -> None:
         self._entries.pop(key, None)
 
@@ -293,7 +297,7 @@ class LiveForecasts:
         signature = (spec, obj.spec.metrics, obj.metric_plans)
         if now - self._swept >= REFRESH_SECONDS:  # the store dropped an idle object: so does the forecaster
             self._swept = now
-            self._states = {k: v for k, v in self._states.items() if k == obj.key or self._store.cached(k) is not None}
+            self._states = {k: v for k, v in self._states.items() if k == obj.key or k in self._store}
         held = self._states.get(obj.key)
         if held is None or held[0] != signature:
             held = self._states[obj.key] = (signature, [None] * len(obj.spec.metrics))

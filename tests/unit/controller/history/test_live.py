@@ -13,7 +13,7 @@ from adapter.config import parse_config
 from adapter.rules import compile_config
 from controller.algorithm.spec import MetricForecast
 from controller.history.fake import FakeHistoryReader, FakeSeries
-from controller.history.live import HistoryStore, LiveForecasts
+from controller.history.live import IDLE_SECONDS, REFRESH_SECONDS, HistoryStore, LiveForecasts
 from controller.history.source import FakeForecasts, NoHistory, forecasts_for
 from controller.kube.objects import API_VERSION, HPA_KIND, KIND, Autoscaler, autoscaler_from_object
 
@@ -30,10 +30,10 @@ DAY = 86_400.0
 NOW = 1_800_000_000.0  # a multiple of 60
 
 
-def _obj(mode: str = "ForecastOnly", *, kind: str = KIND, lookback: int = 3 * 86_400) -> Autoscaler:
+def _obj(mode: str = "ForecastOnly", *, kind: str = KIND, lookback: int = 3 * 86_400, name: str = "web") -> Autoscaler:
     doc: dict[str, Any] = {
         "apiVersion": API_VERSION if kind == KIND else "autoscaling/v2", "kind": kind,
-        "metadata": {"name": "web", "namespace": "shop", "uid": "u1"},
+        "metadata": {"name": name, "namespace": "shop", "uid": "u1"},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 10,
                  "metrics": [{"type": "Pods", "pods": {"metric": {"name": "http_requests_per_second"},
                                                        "target": {"type": "AverageValue", "averageValue": "10"}}}]}}
@@ -132,6 +132,18 @@ async def test_a_changed_spec_starts_afresh_and_a_forgotten_object_is_dropped() 
     assert len(reader.range_queries) == 3 + 2
     store.forget(_obj().key)
     assert store.cached(_obj().key) is None and len(store) == 0
+
+
+async def test_an_idle_object_is_dropped_with_its_forecaster_state() -> None:
+    store = _store(_reader())
+    source = LiveForecasts(store)
+    idle, busy = _obj(name="idle"), _obj(name="busy")
+    await source.forecasts(idle, NOW)
+    await source.forecasts(busy, NOW)
+    assert idle.key in store and busy.key in store
+    await source.forecasts(busy, NOW + IDLE_SECONDS + REFRESH_SECONDS)
+    assert idle.key not in store and busy.key in store
+    assert set(source._states) == {busy.key}  # the forecaster holds no state for what the store dropped
 
 
 async def test_an_unresolvable_metric_says_why() -> None:
