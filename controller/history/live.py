@@ -1,7 +1,7 @@
 """The live controller's metric history: read once per object, then kept up to date incrementally.
 
 For each PromAutoscaler whose `spec.prediction` is not Off, `HistoryStore` holds one compact
-history per metric (`window`: float32 milli-units at `--history-step`, NaN gaps, at most
+history per metric (`window`: milli-units packed as float16 at `--history-step`, NaN gaps, at most
 `lookbackSeconds` capped by `--history-max-lookback`), read with the PromQL the adapter runs for
 the metric (`resolve`, through `--rules`) and folded as the backtest folds it (`fold`): per-pod
 metrics (Resource, ContainerResource, Pods) as the total over the target's pods, the pods being
