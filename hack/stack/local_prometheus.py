@@ -26,7 +26,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from hack.stack.processes import free_port, log_tail, spawn_logged, terminate
 
@@ -64,6 +64,9 @@ def _die_with_parent_fn() -> Callable[[], None] | None:
 class LocalPrometheus:
     """One Prometheus process; mutable lifecycle (start/stop/restart) on purpose."""
 
+    _default_binary = PROMETHEUS_BINARY
+    _log_name = "prometheus.log"
+
     def __init__(
         self,
         targets: Sequence[str],
@@ -72,7 +75,7 @@ class LocalPrometheus:
         scrape_timeout: str | None = None,
         port: int | None = None,
         workdir: str | Path | None = None,
-        binary: str = PROMETHEUS_BINARY,
+        binary: str | None = None,
         extra_args: Sequence[str] = (),
         retention: str = "2h",
     ) -> None:
@@ -82,13 +85,13 @@ class LocalPrometheus:
         self.port = port or free_port()
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="prom-autoscaler-prometheus-"))
-        self.binary = binary
+        self.binary = binary or self._default_binary
         self.extra_args = tuple(extra_args)
         # Backfilled history (promtool blocks) needs a longer one: Prometheus drops blocks older than
         # `retention` before its newest block.
         self.retention = retention
         self._proc: subprocess.Popen[bytes] | None = None
-        self._log = self.workdir / "prometheus.log"
+        self._log = self.workdir / self._log_name
 
     @property
     def url(self) -> str:
@@ -122,13 +125,12 @@ class LocalPrometheus:
         path.write_text(json.dumps(config, indent=2))  # JSON is YAML
         return path
 
-    def start(self, *, timeout: float = 30.0) -> LocalPrometheus:
-        if not Path(self.binary).exists():
-            raise PrometheusNotInstalled(INSTALL_HINT.format(path=self.binary))
-        if self.running:
-            return self
-        config = self._write_config()
-        args = [
+    def _not_installed(self) -> RuntimeError:
+        return PrometheusNotInstalled(INSTALL_HINT.format(path=self.binary))
+
+    def _command(self, config: Path) -> list[str]:
+        """The command line serving `config` on `self.port` with storage in the workdir."""
+        return [
             self.binary,
             f"--config.file={config}",
             f"--storage.tsdb.path={self.workdir / 'data'}",
@@ -138,7 +140,13 @@ class LocalPrometheus:
             "--log.level=warn",
             *self.extra_args,
         ]
-        self._proc = spawn_logged(args, Path(self._log), preexec_fn=_die_with_parent_fn())
+
+    def start(self, *, timeout: float = 30.0) -> Self:
+        if not Path(self.binary).exists():
+            raise self._not_installed()
+        if self.running:
+            return self
+        self._proc = spawn_logged(self._command(self._write_config()), self._log, preexec_fn=_die_with_parent_fn())
         self._wait_ready(timeout)
         return self
 
@@ -160,7 +168,7 @@ class LocalPrometheus:
         proc, self._proc = self._proc, None
         terminate(proc, timeout)
 
-    def restart(self) -> LocalPrometheus:
+    def restart(self) -> Self:
         self.stop()
         return self.start()
 
@@ -169,14 +177,14 @@ class LocalPrometheus:
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> LocalPrometheus:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def log_tail(self, lines: int = 30) -> str:
-        return log_tail(Path(self._log), lines)
+        return log_tail(self._log, lines)
 
     # -- harness helpers (synchronous) ----------------------------------------------------
     def api(self, path: str, params: dict[str, Any] | None = None, *, timeout: float = 10) -> Any:

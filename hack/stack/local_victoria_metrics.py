@@ -17,8 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hack.stack.local_prometheus import LocalPrometheus, _die_with_parent_fn
-from hack.stack.processes import spawn_logged
+from hack.stack.local_prometheus import LocalPrometheus
 
 __all__ = ["VICTORIA_METRICS_BINARY", "LocalVictoriaMetrics", "VictoriaMetricsNotInstalled"]
 
@@ -35,18 +34,14 @@ class VictoriaMetricsNotInstalled(RuntimeError):
 class LocalVictoriaMetrics(LocalPrometheus):
     """One VictoriaMetrics process scraping `targets`; `LocalPrometheus`'s interface."""
 
-    def __init__(self, targets: list[str] | tuple[str, ...], *, binary: str = VICTORIA_METRICS_BINARY,
-                 **kwargs: object) -> None:
-        super().__init__(targets, binary=binary, **kwargs)  # type: ignore[arg-type]
-        self._log = self.workdir / "victoria-metrics.log"
+    _default_binary = VICTORIA_METRICS_BINARY
+    _log_name = "victoria-metrics.log"
 
-    def start(self, *, timeout: float = 30.0) -> LocalVictoriaMetrics:
-        if not Path(self.binary).exists():
-            raise VictoriaMetricsNotInstalled(INSTALL_HINT.format(path=self.binary))
-        if self.running:
-            return self
-        config = self._write_config()
-        args = [
+    def _not_installed(self) -> RuntimeError:
+        return VictoriaMetricsNotInstalled(INSTALL_HINT.format(path=self.binary))
+
+    def _command(self, config: Path) -> list[str]:
+        return [
             self.binary,
             f"-promscrape.config={config}",
             "-promscrape.config.strictParse=false",  # Prometheus' evaluation_interval is not its field
@@ -56,6 +51,3 @@ class LocalVictoriaMetrics(LocalPrometheus):
             "-loggerLevel=WARN",
             *self.extra_args,
         ]
-        self._proc = spawn_logged(args, Path(self._log), preexec_fn=_die_with_parent_fn())
-        self._wait_ready(timeout)
-        return self
