@@ -72,6 +72,14 @@ class SuspectAnswer(PrometheusError):
     that holds data only since after the look-back window began."""
 
 
+class _QueryFailed(Exception):
+    """A relist's series query failed: the backend's error and the query, named in the log line."""
+
+    def __init__(self, query: str, error: PrometheusError) -> None:
+        super().__init__(query, error)
+        self.query, self.error = query, error
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DiscoveryStats:
     relists_total: int = 0
@@ -213,6 +221,9 @@ class Discovery:
                     *(self._fetch(query, start, end) for query in compiled.series_queries)))
             await self._check_suspect_empties(digests, start)
             registry = carry_over(self._snapshot, build_registry_from_digests(compiled, digests, created_at=started))
+        except _QueryFailed as failed:
+            self._failed(failed.error, self._clock() - started, query=failed.query)
+            return False
         except (PrometheusError, TimeoutError) as err:
             if isinstance(err, TimeoutError):
                 err = PrometheusTimeout(f"relist took longer than {self._relist_timeout:g}s")
@@ -240,8 +251,7 @@ class Discovery:
             try:
                 await self._prometheus.series_foreach([query], start=start, end=end, sink=digest.add)
             except PrometheusError as err:
-                err.series_query = query  # type: ignore[attr-defined]  # named in the log line
-                raise
+                raise _QueryFailed(query, err) from err
         return query, digest
 
     async def _check_suspect_empties(self, digests: Mapping[str, SeriesDigest], start: float) -> None:
@@ -261,7 +271,7 @@ class Discovery:
         raise SuspectAnswer(f"{len(emptied)} series queries that found series before came back empty "
                             f"and {why}; keeping the previous registry (first: {emptied[0]})")
 
-    def _failed(self, err: PrometheusError, duration: float) -> None:
+    def _failed(self, err: PrometheusError, duration: float, *, query: str | None = None) -> None:
         self._stats = replace(
             self._stats, relists_total=self._stats.relists_total + 1,
             failures_total=self._stats.failures_total + 1,
@@ -271,7 +281,6 @@ class Discovery:
             last_duration_seconds=duration, last_error=str(err),
         )
         kept = "keeping the last good registry" if self.ready else "no registry yet"
-        query = getattr(err, "series_query", None)
         # prometheus-adapter's words first: what users' log alerts and searches for it look for
         cause = f"unable to fetch metrics for query {go_quote(query)}: {err}" if query else str(err)
         log.warning("unable to update list of all metrics: %s (series discovery failed %d in a row, %s)",

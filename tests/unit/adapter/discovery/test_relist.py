@@ -13,6 +13,7 @@ from adapter.prometheus import errors
 from adapter.prometheus.api import PrometheusAPI, SeriesSink
 from adapter.prometheus.fake import FakePrometheus, SeriesCall
 from adapter.rules.compile import CompiledConfig
+from adapter.rules.gotemplate_exec import go_quote
 
 from .conftest import NOW, PODS, POD_QUERY, Clock, Sleeps, metrics_of, pod_series
 
@@ -119,6 +120,18 @@ async def test_prometheus_down_at_start_then_back(
         assert sleeps.delays[-1] == 600
     finally:
         await discovery.stop()
+
+
+async def test_a_failed_series_query_is_logged_in_prometheus_adapters_words(
+    prom: FakePrometheus, compiled: CompiledConfig, caplog: pytest.LogCaptureFixture
+) -> None:
+    prom.set_series(POD_QUERY, errors.PrometheusUnreachable("connection refused"))
+    discovery = Discovery(prom, compiled, interval=600, clock=Clock(), sleep=Sleeps(Clock()))
+    assert not await discovery.relist()
+    assert caplog.messages[-1] == (
+        f"unable to update list of all metrics: unable to fetch metrics for query {go_quote(POD_QUERY)}: "
+        "connection refused (series discovery failed 1 in a row, no registry yet)")
+    assert discovery.stats.last_error == "connection refused"
 
 
 async def test_empty_answers_are_relisted_soon(
