@@ -196,10 +196,6 @@ async def run_backtest(opts: Options, *, progress: Callable[[int, int], None] | 
 
 def replay(opts: Options, inputs: Inputs) -> Report:
     """Replay every spec on the fetched history and summarise (the decide phase; no I/O)."""
-    return _replay(opts, inputs)
-
-
-def _replay(opts: Options, inputs: Inputs) -> Report:
     grid, specs, resolved, fetched = inputs.grid, inputs.specs, inputs.resolved, inputs.fetched
     namespace, pod_regex, warm = inputs.namespace, inputs.pod_regex, inputs.warm
     full = warmup.extended(grid, warm)
