@@ -32,9 +32,16 @@ from controller.forecast.history import History
 
 __all__ = ["HALF_LIFE_SECONDS", "Pending", "Scorecard", "UNDER_WEIGHT", "record", "score"]
 
+# Where the constants come from (the method's logic; none has changed since it came in):
+# UNDER_WEIGHT is a cost ratio, not a property of any series: one replica short costs as much as
+# two idle, so a raise is trusted when the surplus it adds is under twice the shortfall it removes
+# (the loss is least at the 2/3 quantile of the peak, w / (1 + w)). A user's economics could set
+# another; none follows from the load.
 UNDER_WEIGHT = 2.0
+# A quarter of the daily cycle: after a change of pattern, a day of new evidence outweighs the old
+# 16 to 1 (0.5 ** 4), while the hours averaged hold enough forecasts that one miss does not trip it.
 HALF_LIFE_SECONDS = 6 * 3600.0
-_RECOVER = 0.95  # back to trusted when the forecast's loss is 5% under reacting's
+_RECOVER = 0.95  # hysteresis, not accuracy: back to trusted when the forecast's loss is 5% under reacting's
 _EXACT = 1e-9  # losses this small are exact forecasts (a load that did not move)
 
 

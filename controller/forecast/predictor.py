@@ -29,9 +29,12 @@ from controller.forecast.seasonal import Forecast, detect_periods, forecast, lev
 
 __all__ = ["BOOTSTRAP_SECONDS", "PredictorState", "predict_metric"]
 
+# None of these is a fitted accuracy constant: the bootstrap spans one daily cycle (every time of
+# day scored once before trust); the rest bound cost.
 BOOTSTRAP_SECONDS = 86_400.0
+# A cycle's presence changes over days: a search every 6 h adds 6 hourly means to the >= 48 read.
 REDETECT_SECONDS = 6 * 3600.0
-REFRESH_SECONDS = 60.0  # the analogues are searched again at most this often
+REFRESH_SECONDS = 60.0  # the analogues are searched again at most this often (a default history step)
 _BOOTSTRAP_FORECASTS = 96  # forecasts replayed over the bootstrap day (one per 15 min)
 
 

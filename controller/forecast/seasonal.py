@@ -86,11 +86,12 @@ def detect_periods(h: History) -> tuple[int, ...]:
     """The daily and weekly cycles the history shows (seconds), strongest first; () if none.
 
     A cycle counts when the autocorrelation of hourly means at its lag is above three standard
-    errors of white noise over that many hours (and at least 0.2, so a long flat history with
-    tiny wobbles does not count)."""
+    errors of white noise over that many hours (Bartlett: one is 1/sqrt(n)), and at least 0.2 (a
+    cycle explaining under 4% of the hourly variance, r**2, is no help to a forecast; the 3-sigma
+    bound is the higher one below 225 hours). At least `MIN_HISTORY_SECONDS` of hourly means."""
     hourly = _hourly_means(h)
     n = int(np.sum(~np.isnan(hourly)))
-    if n < 48:
+    if n < MIN_HISTORY_SECONDS // 3600:
         return ()
     floor = max(0.2, 3.0 / math.sqrt(n))
     found = []
