@@ -2,9 +2,8 @@
 
 The live controller (`controller.reconcile`), the backtest (`controller.backtest.simulate`) and,
 through the real `Reconciler`, the conformance runner all build `SyncInput` here, so a rule about
-the input (the first-sync recommendation after a restore, a previewed native HPA's own rescale,
-which forecasts count) is written once and a new input (a forecast, a zero rule) enters in one
-place.
+the input (the first-sync recommendation after a restore, a previewed native HPA's own rescale)
+is written once and a new input (a forecast, a zero rule) enters in one place.
 
 Non-goals: reading (the callers), deciding (`decide`). Pure: no I/O, no clock reads.
 """
@@ -17,7 +16,7 @@ from controller.algorithm.behavior import Behavior, ScaleHistory
 from controller.algorithm.history_rules import with_builtin_rescale, with_initial_recommendation
 from controller.algorithm.pods import PodInfo
 from controller.algorithm.spec import (
-    AutoscalerSpec, HpaStatus, MetricForecast, Observation, PredictionMode, ScaleTarget, SelectorProblem, SyncInput,
+    AutoscalerSpec, HpaStatus, MetricForecast, Observation, ScaleTarget, SelectorProblem, SyncInput,
 )  # fmt: skip
 
 __all__ = ["sync_input"]
@@ -33,14 +32,13 @@ def sync_input(spec: AutoscalerSpec, *, scale: ScaleTarget, now: float, status: 
     """The input of one sync. `restored`: `history` came from the status checkpoint and this is the
     first sync since (upstream's first-sync recommendation of the current count is added to it).
     `native_before`: a previewed native HPA's status and effective behavior at our last sync (the
-    built-in controller's own rescale since then is added to `history`). Forecasts reach the
-    algorithm only when `spec.prediction` asks for them."""
+    built-in controller's own rescale since then is added to `history`). `forecasts` count only
+    when `spec.prediction` asks for them (`prediction.predict` decides that, as for any input)."""
     if native_before is not None:
         before, behavior = native_before
         history = with_builtin_rescale(history, before=before, behavior=behavior, status=status)
     if history is not None and restored:
         history = with_initial_recommendation(history, scale.spec_replicas, now)
-    p = spec.prediction
-    kept = () if p is None or p.mode is PredictionMode.OFF else tuple(forecasts)
     return SyncInput(spec=spec, scale=scale, now=now, status=status, pods=pods, observations=observations,
-                     selector_problem=selector_problem, history=history, namespace=namespace, forecasts=kept)
+                     selector_problem=selector_problem, history=history, namespace=namespace,
+                     forecasts=tuple(forecasts))
