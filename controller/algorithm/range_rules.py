@@ -10,8 +10,9 @@ Before any metric is read, a sync holds the target's current count against the s
 
 `range_rule` applies both; None means the metrics decide (within [min, max], by the limits
 stage). `decide` turns a verdict into the decision; `needs_metrics` (the reconciler's cue to skip
-fetching) is the same rule, so the two cannot disagree. A new rule about the range (scale to zero
-with activation and cooldown) is added here.
+fetching) is the same rule, so the two cannot disagree. Scale to zero is not a range rule: with
+`minReplicas: 0` the count 0 is in range, the metrics are read, and `zero` (activation, cooldown)
+applies to them.
 
 Non-goals: the metric path and its own [min, max] clamp (`behavior`'s limits). Pure: no I/O.
 """
