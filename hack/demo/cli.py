@@ -43,10 +43,8 @@ from adapter.rules import query
 from adapter.rules.compile import CompiledConfig, compile_config
 from adapter.rules.resources import GroupResource
 from hack.demo.served import Then
-from hack.stack.local_prometheus import PROMETHEUS_BINARY, LocalPrometheus
-from hack.stack.local_prometheus import INSTALL_HINT
-from hack.stack.local_victoria_metrics import INSTALL_HINT as VM_INSTALL_HINT
-from hack.stack.local_victoria_metrics import VICTORIA_METRICS_BINARY, LocalVictoriaMetrics
+from hack.stack.local_prometheus import LocalPrometheus
+from hack.stack.local_victoria_metrics import LocalVictoriaMetrics
 from hack.stack.metrics_stack import AdapterProcess, StandIn
 from hack.stack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo
 from kubecommon.quantity import format_bytes, format_cpu_cores, format_decimal
@@ -257,10 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where phase 3 writes its HTML page (default: a new file in the temp directory)")
     args = parser.parse_args(argv)
     backend = LocalVictoriaMetrics if args.backend == "victoriametrics" else LocalPrometheus
-    binary, hint = ((VICTORIA_METRICS_BINARY, VM_INSTALL_HINT) if args.backend == "victoriametrics"
-                    else (PROMETHEUS_BINARY, INSTALL_HINT))
-    if not Path(binary).exists():
-        print(hint.format(path=binary), file=sys.stderr)
+    if not Path(backend.default_binary).exists():
+        print(backend.install_hint.format(path=backend.default_binary), file=sys.stderr)
         return 1
     try:
         compiled = compile_config(load_config(args.config))

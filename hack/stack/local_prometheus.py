@@ -64,7 +64,10 @@ def _die_with_parent_fn() -> Callable[[], None] | None:
 class LocalPrometheus:
     """One Prometheus process; mutable lifecycle (start/stop/restart) on purpose."""
 
-    _default_binary = PROMETHEUS_BINARY
+    # What a backend sharing this lifecycle sets (with `_command`): its binary, and the error when it is missing
+    default_binary = PROMETHEUS_BINARY
+    install_hint = INSTALL_HINT
+    not_installed: type[RuntimeError] = PrometheusNotInstalled
     _log_name = "prometheus.log"
 
     def __init__(
@@ -85,7 +88,7 @@ class LocalPrometheus:
         self.port = port or free_port()
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="prom-autoscaler-prometheus-"))
-        self.binary = binary or self._default_binary
+        self.binary = binary or self.default_binary
         self.extra_args = tuple(extra_args)
         # Backfilled history (promtool blocks) needs a longer one: Prometheus drops blocks older than
         # `retention` before its newest block.
@@ -125,9 +128,6 @@ class LocalPrometheus:
         path.write_text(json.dumps(config, indent=2))  # JSON is YAML
         return path
 
-    def _not_installed(self) -> RuntimeError:
-        return PrometheusNotInstalled(INSTALL_HINT.format(path=self.binary))
-
     def _command(self, config: Path) -> list[str]:
         """The command line serving `config` on `self.port` with storage in the workdir."""
         return [
@@ -143,7 +143,7 @@ class LocalPrometheus:
 
     def start(self, *, timeout: float = 30.0) -> Self:
         if not Path(self.binary).exists():
-            raise self._not_installed()
+            raise self.not_installed(self.install_hint.format(path=self.binary))
         if self.running:
             return self
         self._proc = spawn_logged(self._command(self._write_config()), self._log, preexec_fn=_die_with_parent_fn())

@@ -34,11 +34,10 @@ class VictoriaMetricsNotInstalled(RuntimeError):
 class LocalVictoriaMetrics(LocalPrometheus):
     """One VictoriaMetrics process scraping `targets`; `LocalPrometheus`'s interface."""
 
-    _default_binary = VICTORIA_METRICS_BINARY
+    default_binary = VICTORIA_METRICS_BINARY
+    install_hint = INSTALL_HINT
+    not_installed = VictoriaMetricsNotInstalled
     _log_name = "victoria-metrics.log"
-
-    def _not_installed(self) -> RuntimeError:
-        return VictoriaMetricsNotInstalled(INSTALL_HINT.format(path=self.binary))
 
     def _command(self, config: Path) -> list[str]:
         return [
