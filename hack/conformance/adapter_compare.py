@@ -23,18 +23,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hack.conformance.adapter_observed import OBSERVED
+
 __all__ = ["CATEGORIES", "EXPECTED_FIELDS", "INPUT_FIELDS", "PROVENANCE_FIELDS", "Result", "Unsupported",
            "approximate_matches", "is_prose", "judge", "matches", "prose_fields", "unknown_input_fields"]
 
-CATEGORIES = frozenset({
-    "cli.flags", "cli.prometheus_auth", "cli.prometheus_header", "cli.prometheus_tls", "prometheus_client",
-    "config.parse", "naming", "series_filter", "metrics_query.build (custom/resource path)",
-    "metrics_query.build_external", "metrics_query.selector_to_promql", "quantity_conversion",
-    "custom.discovery_http", "custom.discovery_list", "custom.discovery_semantics", "custom.registry_query",
-    "custom.request_to_promql", "custom.response_json", "custom.errors", "external.discovery",
-    "external.request_to_promql", "external.response_json", "external.errors", "resource_metrics.query_build",
-    "resource_metrics.pods", "resource_metrics.nodes", "http.routing", "e2e",
-})
+#: The vocabulary's categories: the families of adapter_observed's table, which lists each one.
+CATEGORIES = frozenset(OBSERVED)
 
 INPUT_FIELDS = frozenset({
     "yaml", "rule", "rest_mapper", "cluster_has_resource", "config_has_rules", "discovered_series", "series",

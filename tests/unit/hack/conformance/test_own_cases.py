@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from hack.conformance import adapter_runner, controller_runner, controller_schema
+from hack.conformance.adapter_observed import OBSERVED
 from tests import paths
 
 CASES_DIR = paths.REPO / "hack" / "conformance" / "cases"
@@ -107,16 +108,16 @@ CATEGORIES, FIELDS = _vocabulary()
 PROVENANCE = ("asserted_by_test", "from_code_not_tested")
 OWN_PAIRS = {(c["category"], k) for c in ADAPTER for k, v in c["expected"].items() if v is not None}
 UNDECLARED = [(family, field) for family in CATEGORIES for field in FIELDS
-              if field not in PROVENANCE and field not in adapter_runner.CHECKED_EXPECTED_KEYS[family]]
+              if field not in PROVENANCE and field not in OBSERVED[family]]
 
 
 def test_the_vocabulary_is_read_from_fields_md_and_every_family_declares_its_fields() -> None:
     assert len(CATEGORIES) == 28 and len(FIELDS) > 50 and set(PROVENANCE) <= set(FIELDS)
-    assert set(CATEGORIES) == set(adapter_runner.CHECKED_EXPECTED_KEYS) == set(adapter_runner.CHECKERS)
+    assert set(CATEGORIES) == set(OBSERVED) == set(adapter_runner.CHECKERS)
 
 
 def test_every_field_a_family_declares_is_stated_by_an_own_case() -> None:
-    declared = {(family, field) for family, fields in adapter_runner.CHECKED_EXPECTED_KEYS.items() for field in fields}
+    declared = {(family, field) for family, fields in OBSERVED.items() for field in fields}
     assert sorted(declared - OWN_PAIRS) == []
 
 
