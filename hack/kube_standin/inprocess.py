@@ -173,10 +173,7 @@ class InProcessAPIServer:
 
     def compact(self) -> None:
         """Forget history up to now: a watch from any version so far, open or new, gets 410."""
-        for storage in self.store.storages():
-            bucket = self.store.bucket(storage)
-            bucket.log.clear()
-            bucket.floor = self.store.revision + 1
+        self.store.compact()
         for watch in self._watches:
             watch.queue.put_nowait(_expired_line())
 
@@ -327,8 +324,7 @@ class InProcessAPIServer:
                        queue=asyncio.Queue())
         if since:
             try:
-                store_watch, backlog = self.store.watch(_storage(collection), since)
-                self.store.unwatch(_storage(collection), store_watch)
+                backlog = self.store.events_since(_storage(collection), since)
             except TooOldResourceVersion:
                 backlog = []
                 watch.queue.put_nowait(_expired_line())

@@ -156,17 +156,25 @@ class Store:
         for hook in self._hooks:
             hook(storage, event)
 
+    def events_since(self, storage: tuple[str, str], since: int) -> list[Event]:
+        """The retained events after `since`; TooOldResourceVersion once they were compacted."""
+        b = self.bucket(storage)
+        if since < b.floor:
+            raise TooOldResourceVersion(since, b.floor + 1)
+        return [e for e in b.log if e.rv > since]
+
     def watch(self, storage: tuple[str, str], since: int | None) -> tuple[Watcher, list[Event]]:
         """Subscribe; return the watcher and the retained events after `since` (None: none)."""
-        b = self.bucket(storage)
-        backlog: list[Event] = []
-        if since is not None:
-            if since < b.floor:
-                raise TooOldResourceVersion(since, b.floor + 1)
-            backlog = [e for e in b.log if e.rv > since]
+        backlog = [] if since is None else self.events_since(storage, since)
         w = Watcher(queue=asyncio.Queue(), max_backlog=self._max_backlog)
-        b.watchers.add(w)
+        self.bucket(storage).watchers.add(w)
         return w, backlog
+
+    def compact(self) -> None:
+        """Forget all history up to now: a watch from any version so far gets TooOldResourceVersion."""
+        for b in self._buckets.values():
+            b.log.clear()
+            b.floor = self._rv + 1
 
     def unwatch(self, storage: tuple[str, str], watcher: Watcher) -> None:
         watcher.closed = True
