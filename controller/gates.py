@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controller.algorithm.conditions import Event, EventReason, EventType, event_rescale
+from controller.algorithm.conditions import ConditionType, Event, EventReason, EventType, event_rescale
 from controller.algorithm.decision import Decision
 from controller.kube.objects import KIND, Autoscaler, Mode
-from controller.kube.status import CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, SCALING_ACTIVE, ExtraCondition
+from controller.kube.status import CONFLICTING_AUTOSCALER, PREVIEW, PREVIEW_MODE, ExtraCondition
 from controller.report import Result
 
 __all__ = ["Gates"]
@@ -65,8 +65,8 @@ class Gates:
             return ()
         out: list[ExtraCondition] = []
         if self.conflict is not None:
-            out.append(ExtraCondition(type=SCALING_ACTIVE, status=False, reason=CONFLICTING_AUTOSCALER,
-                                      message=self.conflict))  # fmt: skip
+            out.append(ExtraCondition(type=str(ConditionType.SCALING_ACTIVE), status=False,
+                                      reason=CONFLICTING_AUTOSCALER, message=self.conflict))  # fmt: skip
         if self.preview:
             out.append(ExtraCondition(type=PREVIEW, status=True, reason=PREVIEW_MODE,
                                       message="spec.mode is Preview: decisions are recorded, the target's scale is "

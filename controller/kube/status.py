@@ -47,7 +47,7 @@ from kubecommon.kubetime import format_time
 from kubecommon.quantity import format_milli
 
 __all__ = ["CHECKPOINT_INTERVAL_SECONDS", "CONFLICTING_AUTOSCALER", "METRICS_INTERVAL_SECONDS", "PAUSED_CONDITION",
-           "PREVIEW", "PREVIEW_MODE", "SCALING_ACTIVE", "ExtraCondition", "StatusDraft", "WriteReason", "build_status",
+           "PREVIEW", "PREVIEW_MODE", "ExtraCondition", "StatusDraft", "WriteReason", "build_status",
            "history_checkpoint", "invalid_spec_status", "metric_status_json", "paused_in_status", "plan_status_write"]
 
 CHECKPOINT_INTERVAL_SECONDS = 60.0
@@ -55,7 +55,6 @@ METRICS_INTERVAL_SECONDS = 30.0
 PAUSED_CONDITION = "Paused"
 PREVIEW = "Preview"
 PREVIEW_MODE = "PreviewMode"
-SCALING_ACTIVE = "ScalingActive"
 CONFLICTING_AUTOSCALER = str(Reason.CONFLICTING_AUTOSCALER)
 _MSG_PAUSED = "spec.paused is true: the controller holds the target's replicas and records what it would do"
 _MSG_NOT_PAUSED = "spec.paused is false: the controller scales the target"
