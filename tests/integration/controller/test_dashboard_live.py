@@ -103,7 +103,6 @@ def test_every_dashboard_query_parses_and_returns_series(controller_stack: Contr
             "controller": ("https", f"127.0.0.1:{ctl.metrics_port}")}
     (tmp_path / "scraper").mkdir()
     with ScrapingPrometheus(jobs, stack.token, tmp_path / "scraper") as prometheus:
-        prometheus.start()
         wait_until(lambda: ctl.metric("prom_autoscaler_controller_prediction_forecast") > 0, timeout=60,
                    interval=0.5, what="a forecast on the controller's /metrics")
         missing = stack.kubectl("get", "--raw", f"/apis/custom.metrics.k8s.io/v1beta1/namespaces/{ns}/pods/*/"
