@@ -111,8 +111,11 @@ def is_external_non_finite(case: Mapping[str, Any]) -> bool:
         "NaN", "+Inf", "-Inf", "Inf", "inf", "nan")
 
 
-def upstream_selector_error(case: Mapping[str, Any]) -> Any:
-    """What upstream answers for a `>`/`<` metric selector, from the request path."""
+def unsupported_selector_as_upstream(got: Any, case: Mapping[str, Any]) -> Any:
+    """Our 400 BadRequest for a `>`/`<` metric selector as upstream answers it, from the request
+    path. Any other answer of ours is kept as it is: it is not the deviation, so it excuses nothing."""
+    if not (isinstance(got, dict) and got.get("code") == 400 and got.get("reason") == "BadRequest"):
+        return got
     path = case.get("input", {}).get("http", "").split("?", 1)[0].split("/")
     if case.get("category", "").startswith("external"):
         return {"code": 500, "reason": "InternalError", "message": "Internal error occurred: unable to fetch metrics",

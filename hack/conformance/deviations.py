@@ -163,7 +163,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         reason="a metric selector with `>`/`<` (which PromQL matchers cannot express) is the "
         "client's mistake: 400 BadRequest naming the operator; upstream answers 404 'could not "
         "find the metric' (custom) or 500 'unable to fetch metrics' (external).",
-        normalise=lambda got, case: norm.upstream_selector_error(case),
+        normalise=norm.unsupported_selector_as_upstream,
         applies=lambda case: bool(re.search(r"(%3[CE]|[<>])", case.get("input", {}).get("http", ""))),
     ),
     Deviation(
