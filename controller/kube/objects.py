@@ -104,7 +104,9 @@ def autoscaler_from_object(obj: Json) -> Autoscaler:
         uid=str(meta.get("uid") or ""), generation=int(meta.get("generation") or 0),
         resource_version=str(meta.get("resourceVersion") or ""), target=scale_target_ref(spec),
         spec=algorithm_spec, metric_plans=plans,
-        sync_period_seconds=DEFAULT_SYNC_PERIOD_SECONDS if native else _sync_period(spec.get("syncPeriodSeconds")),
+        sync_period_seconds=DEFAULT_SYNC_PERIOD_SECONDS if native else _seconds(
+            spec.get("syncPeriodSeconds"), "spec.syncPeriodSeconds", (MIN_SYNC_PERIOD_SECONDS, MAX_SYNC_PERIOD_SECONDS),
+            DEFAULT_SYNC_PERIOD_SECONDS),
         mode=Mode.PREVIEW if native else _mode(spec.get("mode")),
         paused=False if native else _paused(spec.get("paused")),
         status=status, spec_json=spec, status_json=raw_status, history=history, history_saved_at=saved_at,
@@ -123,16 +125,6 @@ def with_new_status(autoscaler: Autoscaler, obj: Json) -> Autoscaler:
     return replace(autoscaler, resource_version=str((obj.get("metadata") or {}).get("resourceVersion") or ""),
                    status=status, status_json=raw_status, history=history, history_saved_at=saved_at,
                    problems=tuple(problems))  # fmt: skip
-
-
-def _sync_period(value: Any) -> int:
-    if value is None:
-        return DEFAULT_SYNC_PERIOD_SECONDS
-    if isinstance(value, bool) or not isinstance(value, int) or \
-            not MIN_SYNC_PERIOD_SECONDS <= value <= MAX_SYNC_PERIOD_SECONDS:
-        raise SpecError(f"spec.syncPeriodSeconds: Invalid value: {value!r}: must be an integer between "
-                        f"{MIN_SYNC_PERIOD_SECONDS} and {MAX_SYNC_PERIOD_SECONDS}")
-    return value
 
 
 def _mode(value: Any) -> Mode:
@@ -172,11 +164,12 @@ def _prediction(value: Any) -> PredictionSpec | None:
                         "items")  # fmt: skip
     return PredictionSpec(
         mode=parsed,
-        horizon_seconds=_seconds(value.get("horizonSeconds"), "horizonSeconds", HORIZON_SECONDS,
+        horizon_seconds=_seconds(value.get("horizonSeconds"), "spec.prediction.horizonSeconds", HORIZON_SECONDS,
                                  DEFAULT_HORIZON_SECONDS),
-        lookback_seconds=_seconds(value.get("lookbackSeconds"), "lookbackSeconds", LOOKBACK_SECONDS,
+        lookback_seconds=_seconds(value.get("lookbackSeconds"), "spec.prediction.lookbackSeconds", LOOKBACK_SECONDS,
                                   DEFAULT_LOOKBACK_SECONDS),
-        periods_seconds=tuple(_seconds(p, f"periodsSeconds[{i}]", PERIOD_SECONDS) for i, p in enumerate(periods)))
+        periods_seconds=tuple(_seconds(p, f"spec.prediction.periodsSeconds[{i}]", PERIOD_SECONDS)
+                              for i, p in enumerate(periods)))
 
 
 def _scale_to_zero(value: Any) -> ScaleToZero:
@@ -185,20 +178,17 @@ def _scale_to_zero(value: Any) -> ScaleToZero:
         return ScaleToZero(cooldown_seconds=DEFAULT_COOLDOWN_SECONDS)
     if not isinstance(value, Mapping):
         raise SpecError(f"spec.scaleToZero: Invalid value: {value!r}: must be an object")
-    cooldown = value.get("cooldownSeconds", DEFAULT_COOLDOWN_SECONDS)
-    if isinstance(cooldown, bool) or not isinstance(cooldown, int) or not 0 <= cooldown <= COOLDOWN_SECONDS[1]:
-        raise SpecError(f"spec.scaleToZero.cooldownSeconds: Invalid value: {cooldown!r}: must be an integer between "
-                        f"0 and {COOLDOWN_SECONDS[1]}")
-    return ScaleToZero(cooldown_seconds=cooldown)
+    cooldown = value.get("cooldownSeconds", DEFAULT_COOLDOWN_SECONDS)  # an explicit null is refused
+    return ScaleToZero(cooldown_seconds=_seconds(cooldown, "spec.scaleToZero.cooldownSeconds", COOLDOWN_SECONDS))
 
 
 def _seconds(value: Any, path: str, bounds: tuple[int, int], default: int | None = None) -> int:
+    """The integer field at `path` within the CRD's `bounds` (`default` when absent, if it has one)."""
     if value is None and default is not None:
         return default
     low, high = bounds
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise SpecError(f"spec.prediction.{path}: Invalid value: {value!r}: must be an integer between "
-                        f"{low} and {high}")
+        raise SpecError(f"{path}: Invalid value: {value!r}: must be an integer between {low} and {high}")
     return value
 
 
