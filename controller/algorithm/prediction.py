@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from controller.algorithm.errors import MetricError
 from controller.algorithm.pods import PodInfo, pod_request
 from controller.algorithm.ratio import Tolerances, ceil_int32
+from controller.algorithm.sources import per_pod_target, value_target
 from controller.algorithm.spec import (
     AutoscalerSpec, MetricForecast, MetricSpec, PredictionMode, SourceType, TargetType,
 )  # fmt: skip
@@ -78,7 +79,8 @@ def _metric_name(spec: MetricSpec) -> str:
 
 
 def _per_pod_target(spec: MetricSpec, pods: Sequence[PodInfo], pod_level: bool) -> float:
-    """The per-pod value the target asks for: AverageValue as given, Utilization of the mean request."""
+    """The per-pod value a Pods or Resource target asks for: AverageValue as given, Utilization of
+    the mean request."""
     t = spec.target
     if t is None:
         raise MetricError("no target")
@@ -92,26 +94,31 @@ def _per_pod_target(spec: MetricSpec, pods: Sequence[PodInfo], pod_level: bool) 
     return sum(requests) / len(requests) * t.average_utilization / 100.0
 
 
-def predicted_replicas(spec: MetricSpec, forecast: float, *, current: int, pods: Sequence[PodInfo],
-                       tolerances: Tolerances, pod_level: bool = False) -> int:
-    """The replicas the HPA formula gives for `forecast` at `current` replicas (tolerance applied)."""
+def predicted_replicas(spec: MetricSpec, forecast: int, *, current: int, status_replicas: int,
+                       pods: Sequence[PodInfo], tolerances: Tolerances, pod_level: bool = False) -> int:
+    """The replicas the HPA gives for `forecast` at `current` replicas. An Object or External
+    forecast is the value the metrics API would serve, so it goes through the very functions the
+    reactive step uses (`sources.value_target`, `sources.per_pod_target`): the same value asks for
+    the same count. A Pods or Resource forecast is a total over the pods, not per-pod samples, so
+    the per-pod rules (readiness, missing pods) have nothing to apply to: it is spread over the
+    current replicas against the per-pod target."""
     if current <= 0:
         raise MetricError("the target has no replicas to spread the forecast over")
     t = spec.target
     if t is None:
         raise MetricError("no target")
-    per_pod = spec.type in (SourceType.RESOURCE, SourceType.CONTAINER_RESOURCE, SourceType.PODS)
-    if per_pod or t.average_value is not None or t.type is TargetType.AVERAGE_VALUE:
-        target = _per_pod_target(spec, pods, pod_level) if per_pod else float(t.average_value or 0)
-        if target <= 0:
-            raise MetricError("the target is 0")
-        ratio = forecast / (target * current)
-    elif t.value is not None:
-        if t.value <= 0:
-            raise MetricError("the target is 0")
-        ratio = forecast / t.value
-    else:
-        raise MetricError("neither a value nor an average value target")
+    if spec.type in (SourceType.OBJECT, SourceType.EXTERNAL):
+        if t.type is TargetType.AVERAGE_VALUE or (t.value is None and t.average_value is not None):
+            return per_pod_target(status_replicas=status_replicas, target=t.average_value or 0, usage=forecast,
+                                  tolerances=tolerances).replicas  # fmt: skip
+        if t.value is None:
+            raise MetricError("neither a value nor an average value target")
+        return value_target(current=current, target=t.value, usage=forecast, pods=pods,
+                            tolerances=tolerances).replicas  # fmt: skip
+    target = _per_pod_target(spec, pods, pod_level)
+    if target <= 0:
+        raise MetricError("the target is 0")
+    ratio = forecast / (target * current)
     if tolerances.contains(ratio):
         return current
     return ceil_int32(ratio * current)
@@ -119,8 +126,11 @@ def predicted_replicas(spec: MetricSpec, forecast: float, *, current: int, pods:
 
 def predict(spec: AutoscalerSpec, forecasts: Sequence[MetricForecast | None], *, current: int,
             reactive: int, pods: Sequence[PodInfo], tolerances: Tolerances, pod_level: bool = False,
-            blocked: bool = False) -> PredictionTrace | None:
-    """Every metric's forecast as replicas, and whether it raises the reactive recommendation."""
+            blocked: bool = False, status_replicas: int | None = None) -> PredictionTrace | None:
+    """Every metric's forecast as replicas, and whether it raises the reactive recommendation
+    (`status_replicas`: the scale's status count, as the reactive AverageValue step uses; default
+    `current`)."""
+    status_replicas = current if status_replicas is None else status_replicas
     p = spec.prediction
     if p is None or p.mode is PredictionMode.OFF:
         return None
@@ -134,8 +144,8 @@ def predict(spec: AutoscalerSpec, forecasts: Sequence[MetricForecast | None], *,
                                        history_seconds=f.history_seconds if f is not None else 0.0))
             continue
         try:
-            n = predicted_replicas(m, float(f.value), current=current, pods=pods, tolerances=tolerances,
-                                   pod_level=pod_level)  # fmt: skip
+            n = predicted_replicas(m, f.value, current=current, status_replicas=status_replicas, pods=pods,
+                                   tolerances=tolerances, pod_level=pod_level)  # fmt: skip
         except MetricError as err:
             out.append(PredictedMetric(index=i, name=name, forecast=f.value, replicas=None, why=str(err),
                                        skill=f.skill, history_seconds=f.history_seconds))

@@ -186,6 +186,7 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
                  statuses=tuple([r.status for r in results]))  # fmt: skip
     if combined.blocked:
         blocked = predict(spec, inp.forecasts, current=current, reactive=current, pods=inp.pods,
+                          status_replicas=inp.scale.status_replicas,
                           tolerances=ctx.tolerances, pod_level=config.pod_level_resources, blocked=True)  # fmt: skip
         return _blocked(inp, history, combined, _got_scale(inp), events, seen, blocked, zs)
     if zs is not None and zs.at_zero and not zs.wake:  # idle at 0 (or an activation metric unread): hold 0
@@ -204,6 +205,7 @@ def _from_metrics(inp: SyncInput, config: ControllerConfig, current: int, histor
                       note=f"{combined.invalid} metric(s) failed" if combined.invalid else "")  # fmt: skip
     steps: tuple[TraceStep, ...] = (first,)
     predicted = predict(spec, inp.forecasts, current=current, reactive=prenormalized, pods=inp.pods,
+                        status_replicas=inp.scale.status_replicas,
                         tolerances=ctx.tolerances, pod_level=config.pod_level_resources)  # fmt: skip
     if predicted is not None and predicted.used and predicted.replicas is not None:
         steps += (TraceStep(stage=Stage.PREDICTION, before=prenormalized, after=predicted.replicas,

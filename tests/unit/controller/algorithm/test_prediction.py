@@ -88,3 +88,24 @@ def test_no_scaling_on_a_forecast_when_a_metric_could_not_be_read() -> None:
     assert d.desired_replicas == 4
     assert d.prediction is not None and not d.prediction.used
     assert "could not be read" in d.prediction.why
+
+
+@pytest.mark.parametrize("target", [
+    pytest.param(MetricTarget(type=TargetType.VALUE, value=10_000), id="Value: ratio x ready pods"),
+    pytest.param(MetricTarget(type=TargetType.AVERAGE_VALUE, average_value=10_000), id="AverageValue"),
+])
+def test_a_forecast_equal_to_the_value_served_asks_for_what_the_reactive_step_asks_for(target: MetricTarget) -> None:
+    # 6 replicas, 3 of them not ready: upstream's Value arithmetic multiplies by the ready pods, so
+    # a forecast that only repeats today's value must not outbid the reactive count
+    from controller.algorithm.pods import PodInfo
+
+    metric = MetricSpec(type=SourceType.EXTERNAL, name="queue", target=target)
+    spec = AutoscalerSpec(min_replicas=1, max_replicas=60, metrics=(metric,),
+                          prediction=PredictionSpec(mode=PredictionMode.ACTIVE, horizon_seconds=180))
+    pods = tuple(PodInfo(name=f"p{i}", ready=i < 3) for i in range(6))
+    inp = SyncInput(spec=spec, scale=ScaleTarget(spec_replicas=6, status_replicas=6), now=NOW, pods=pods,
+                    observations=(ExternalSamples(values=(45_000,)),),
+                    forecasts=(MetricForecast(value=45_000, why="flat", trusted=True),))
+    d = decide(inp, ControllerConfig())
+    assert d.prediction is not None and d.prediction.replicas == d.prediction.reactive
+    assert not d.prediction.used
