@@ -69,14 +69,22 @@ def sync_once(spec: AutoscalerSpec, config: ControllerConfig, state: LiveState, 
     """One sync: decide, write (always succeeds here), complete; and the state for the next one.
     `namespace` is the autoscaler's, named in messages as the controller names it; `forecasts` per
     metric, for a predictive spec."""
-    scale = ScaleTarget(spec_replicas=state.replicas, status_replicas=state.replicas)
-    decision = decide(sync_input(spec, scale=scale, now=now, status=state.status, history=state.history, pods=pods,
-                                 observations=observations, namespace=namespace, forecasts=forecasts), config)
+    decision = _decide(spec, config, state, now=now, pods=pods, observations=observations, namespace=namespace,
+                       forecasts=forecasts)
     replicas = state.replicas
     if decision.write:
         decision = complete(decision, write_error=None, now=now)
         replicas = decision.desired_replicas
     return decision, LiveState(replicas=replicas, status=decision.status, history=decision.history)
+
+
+def _decide(spec: AutoscalerSpec, config: ControllerConfig, state: LiveState, *, now: float,
+            pods: tuple[PodInfo, ...], observations: tuple[Observation, ...], namespace: str,
+            forecasts: tuple[MetricForecast | None, ...] = ()) -> Decision:
+    """The decision at `state`'s count, status and history (nothing written)."""
+    scale = ScaleTarget(spec_replicas=state.replicas, status_replicas=state.replicas)
+    return decide(sync_input(spec, scale=scale, now=now, status=state.status, history=state.history, pods=pods,
+                             observations=observations, namespace=namespace, forecasts=forecasts), config)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,9 +178,8 @@ def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, c
         pods, serving = fleet.at(now)
         observations = model.observations(i, n, ready=serving)
         if i % sync_every:  # no sync now: read what the metrics show, change nothing
-            decision = decide(sync_input(spec, scale=ScaleTarget(spec_replicas=n, status_replicas=n), now=now,
-                                         status=state.status, history=state.history, pods=pods,
-                                         observations=observations, namespace=namespace), config)
+            decision = _decide(spec, config, state, now=now, pods=pods, observations=observations,
+                               namespace=namespace)
             limited.append("")
             errors.append("")
         else:
