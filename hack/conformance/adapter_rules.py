@@ -50,17 +50,18 @@ def compile_case(doc: Mapping[str, Any], table: ResourceTable = DEFAULT_TABLE) -
 
 
 def _error_matches(expected: str, got: str) -> bool:
-    """Upstream messages embed Go-formatted values: every stretch of upstream's wording between
-    its quoted values and parenthetical remarks must appear in ours, in order (the values
-    themselves are quoted the Python way here). A trailing remark about the wording ("(exact text
-    is Go-template specific)") is not part of it; a Go template's error names the field it met."""
+    """Upstream messages embed Go-formatted values: every stretch of upstream's wording and every
+    value it quotes must appear in ours, in order (the values may be quoted the Python way here,
+    so the quote marks are not compared); its parenthetical remarks are not. A trailing remark
+    about the wording ("(exact text is Go-template specific)") is not part of it; a Go template's
+    error names the field it met."""
     text = re.sub(r"\s*\([^()]*\)\s*$", "", expected)
     if text.startswith("template execution error"):
         field = re.search(r"field (\w+)", text)
         return bool(got) and (field is None or field.group(1) in got)
     low, at = got.lower(), 0
-    for piece in re.split(r'"[^"]*"|\([^()]*\)', text):
-        piece = piece.strip(" ;:,").lower()
+    for piece in re.split(r'"([^"]*)"|\([^()]*\)', text):  # a quoted value is a piece of its own
+        piece = (piece or "").strip(" ;:,").lower()
         if len(piece) < 3:
             continue
         found = low.find(piece, at)
