@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from hack.stack.controller_stack import ControllerStack
+from hack.stack.controller_stack import CRD_FILE, ControllerStack
 from kubecommon.kube.client import KubeClient
 from kubecommon.kube.config import load_kube_config
 from tests.fixtures.standin import StandIn
@@ -47,9 +47,18 @@ def ns(controller_stack: ControllerStack, request: pytest.FixtureRequest) -> Ite
     controller_stack.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
+@pytest.fixture(scope="module")
+def cluster(kube_standin: StandIn) -> StandIn:
+    """The session's stand-in with the chart's PromAutoscaler CRD established (a module that needs more
+    CRDs defines its own `cluster`)."""
+    kube_standin.kubectl("apply", "-f", str(CRD_FILE))
+    kube_standin.kubectl("wait", "--for=condition=Established", "crd/promautoscalers.autoscaling.prom-autoscaler.io")
+    return kube_standin
+
+
 @pytest.fixture
 async def client(cluster: StandIn) -> AsyncIterator[KubeClient]:
-    """A started KubeClient of the module's `cluster` (each module sets up its own stand-in CRDs)."""
+    """A started KubeClient of the module's `cluster`."""
     kube = KubeClient(load_kube_config(cluster.kubeconfig, context="standin"), timeout=5.0)
     await kube.start()
     yield kube

@@ -8,11 +8,8 @@ import json
 
 import pytest
 
-from tests.paths import REPO
-
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
-CRD = REPO / "charts/prom-autoscaler/crds/promautoscalers.yaml"
 MANIFEST = """\
 apiVersion: autoscaling.prom-autoscaler.io/v1alpha1
 kind: PromAutoscaler
@@ -27,13 +24,6 @@ spec:
   prediction: {prediction}
 """
 INVALID = 'The PromAutoscaler "web" is invalid: '
-
-
-@pytest.fixture(scope="module")
-def cluster(kube_standin):
-    kube_standin.kubectl("apply", "-f", str(CRD))
-    kube_standin.kubectl("wait", "--for=condition=Established", "crd/promautoscalers.autoscaling.prom-autoscaler.io")
-    return kube_standin
 
 
 def apply(cluster, namespace: str, prediction: str):

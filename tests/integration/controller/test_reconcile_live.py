@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-import yaml
 
 from controller.algorithm import ControllerConfig
 from controller.kube.events import KubeEventSink
@@ -19,18 +18,8 @@ from controller.metrics.fake import FakeMetricsSource
 from controller.reconcile import Reconciler
 from controller.report import Result
 from kubecommon.kube.resources import ResourceResolver
-from tests.paths import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
-
-CRD_FILE = REPO / "charts/prom-autoscaler/crds/promautoscalers.yaml"
-
-
-@pytest.fixture(scope="module")
-def cluster(kube_standin):
-    kube_standin.apply(yaml.safe_load(CRD_FILE.read_text()))
-    kube_standin.kubectl("wait", "--for=condition=Established", "crd/promautoscalers.autoscaling.prom-autoscaler.io")
-    return kube_standin
 
 
 async def test_a_missing_target_reads_as_the_api_server_words_it(cluster, standin_namespace, client):

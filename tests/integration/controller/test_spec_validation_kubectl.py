@@ -9,11 +9,7 @@ import textwrap
 
 import pytest
 
-from tests.paths import REPO
-
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
-
-CRD = REPO / "charts/prom-autoscaler/crds/promautoscalers.yaml"
 
 MANIFEST = """\
 apiVersion: autoscaling.prom-autoscaler.io/v1alpha1
@@ -41,13 +37,6 @@ spec:
 """
 GOOD = {"api_version": "apps/v1", "min_replicas": 2, "max_replicas": 10, "target_type": "AverageValue",
         "target_field": "averageValue", "target_value": "100", "policies": "[{type: Pods, value: 1, periodSeconds: 60}]"}
-
-
-@pytest.fixture(scope="module")
-def cluster(kube_standin):
-    kube_standin.kubectl("apply", "-f", str(CRD))
-    kube_standin.kubectl("wait", "--for=condition=Established", "crd/promautoscalers.autoscaling.prom-autoscaler.io")
-    return kube_standin
 
 
 def apply(cluster, namespace: str, **changes: object):
