@@ -30,10 +30,9 @@ from typing import Any
 
 import pytest
 
-from hack.stack.controller_stack import wait_until
-import yaml
-
+from hack.kube_standin.kubeconfig import token_and_ca
 from hack.stack import e2e_cluster, metrics_stack
+from hack.stack.controller_stack import wait_until
 from hack.stack.local_prometheus import LocalPrometheus
 from hack.stack.sample_exporter import FakePod, SampleExporter, demo_pods, populate_demo
 from tests.fixtures.prometheus import BACKENDS
@@ -85,15 +84,6 @@ class Stack:
             return code, hdrs, json.loads(body)
         except ValueError:
             return code, hdrs, body.decode(errors="replace")
-
-
-def _kubeconfig_credentials(path: Path) -> tuple[str, bytes]:
-    import base64
-
-    config = yaml.safe_load(path.read_text())
-    token = next(u["user"]["token"] for u in config["users"] if "token" in u["user"])
-    ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"])
-    return token, ca
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -198,7 +188,7 @@ def _local_stack(backend: str, work: Path) -> Iterator[Stack]:
         prometheus.wait_for("rate(http_requests_total[1m])", timeout=30)
         with metrics_stack.aggregated_adapter(work, prometheus_url=prometheus.url,
                                               objects=metrics_stack.cluster_objects(pods)) as (standin, adapter):
-            token, ca = _kubeconfig_credentials(standin.kubeconfig)
+            token, ca = token_and_ca(standin.kubeconfig)
             built = Stack(exporter=exporter, prometheus=prometheus, standin=standin, adapter=adapter,
                           pods=pods, token=token, ca_pem=ca)
             # the first relist has happened and every shop pod has a rate once this lists all four
