@@ -31,6 +31,7 @@ from controller.algorithm.errors import MetricError
 from hack.conformance.controller_cases import GO_ZERO_TIME, HANDLERS, CaseError, Json, t
 from hack.conformance.controller_reconcile import reconcile
 from hack.conformance.controller_schema import (
+    ERROR_FIELDS,
     EXPECTED,
     PROVENANCE_FIELDS,
     undeclared_expected,
@@ -90,18 +91,13 @@ def _malformed(case: Any) -> str | None:
     return None
 
 
-#: expected fields that state the call fails: `error` (upstream's tests assert.ErrorContains it)
-#: and `error_contains` (FIELDS.md), both a substring of the error's message
-_ERROR_FIELDS = ("error", "error_contains")
-
-
 def _compare_error(expected: Json, error: str) -> list[str]:
-    stated = [key for key in _ERROR_FIELDS if key in expected]
+    stated = [key for key in ERROR_FIELDS if key in expected]
     if not stated:
         return [f"expected {json.dumps(expected)} got error {error}"]
     problems = [f"expected {key} {str(expected[key])!r} got error {error!r}" for key in stated
                 if not str(expected[key]) or str(expected[key]) not in error]
-    others = sorted(set(expected) - set(_ERROR_FIELDS))
+    others = sorted(set(expected) - set(ERROR_FIELDS))
     if others:  # an answer that is an error has no other fields
         problems.append(f"expected {', '.join(others)} got error {error!r} (no answer)")
     return problems
@@ -124,11 +120,11 @@ def mismatches(expected: Json, got: Json | _Failed) -> list[str]:
     expected = {k: v for k, v in expected.items() if k not in PROVENANCE_FIELDS}
     if isinstance(got, _Failed):
         return _compare_error(expected, str(got))
-    if isinstance(got.get("error"), str) and any(key in expected for key in _ERROR_FIELDS):
+    if isinstance(got.get("error"), str) and any(key in expected for key in ERROR_FIELDS):
         # a sync that returned an error (controller_reconcile): its message, with the other fields
-        return [*_compare_error({k: v for k, v in expected.items() if k in _ERROR_FIELDS}, got["error"]),
-                *mismatches({k: v for k, v in expected.items() if k not in _ERROR_FIELDS}, got)]
-    stated = [key for key in _ERROR_FIELDS if key in expected]
+        return [*_compare_error({k: v for k, v in expected.items() if k in ERROR_FIELDS}, got["error"]),
+                *mismatches({k: v for k, v in expected.items() if k not in ERROR_FIELDS}, got)]
+    stated = [key for key in ERROR_FIELDS if key in expected]
     if stated:
         return [f"expected {stated[0]} {expected[stated[0]]!r} got {json.dumps(got, default=str)}"]
     problems = []

@@ -119,13 +119,13 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 #: call can fail (a metrics client error, a missing request, a failed sync) also states the failure
 #: as `error` or `error_contains` (a substring of the error's message); a case stating a field its
 #: kind does not observe FAILs naming it. Provenance fields are accepted anywhere, never compared.
-_ERROR = ("error", "error_contains")
+ERROR_FIELDS = ("error", "error_contains")  # `error`: upstream's assert.ErrorContains; both substrings
 _STABILIZED = ("stabilized_replicas", "recommendations_length_after", "recommendation_values_after")
 EXPECTED: dict[str, tuple[str, ...]] = {
     "replica_calculator": ("replicas", "usage_milli", "raw_average_milli", "utilization_percent", "timestamp",
-                           *_ERROR),
+                           *ERROR_FIELDS),
     "group_pods": ("ready_pod_count", "unready_pods", "missing_pods", "ignored_pods"),
-    "calculate_requests": ("requests_milli", *_ERROR),
+    "calculate_requests": ("requests_milli", *ERROR_FIELDS),
     "convert_desired_replicas_with_rules": ("replicas", "reason"),
     "stabilize_recommendation_legacy": _STABILIZED,
     "behavior_rate_limit": ("replicas", "reason"),
@@ -135,7 +135,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "controller_reconcile": (
         "status_desired_replicas", "status_current_replicas", "status_cpu_current_utilization_percent",
         "status_update", "conditions", "events", "event_reasons", "event_created", "scale_updated",
-        "scale_updated_to", "reconcile_returns_error", *_ERROR),
+        "scale_updated_to", "reconcile_returns_error", *ERROR_FIELDS),
 }  # fmt: skip
 PROVENANCE_FIELDS = frozenset({"asserted_by_test", "from_code_not_tested"})
 
