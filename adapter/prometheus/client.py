@@ -34,7 +34,7 @@ from multidict import CIMultiDict
 from adapter.prometheus import bodies, errors, http1
 from adapter.prometheus.answers import query_samples
 from adapter.prometheus.api import BackendHealth, Sample, SeriesSink
-from adapter.prometheus.redirects import request_following_redirects
+from kubecommon.redirects import request_following_redirects
 from adapter.prometheus.bodies import decode_body
 from adapter.prometheus.credentials import authorization
 from adapter.prometheus.series_stream import SeriesStreamDecoder, StreamError, check_series_item

@@ -31,11 +31,13 @@ import ssl
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 import orjson
 
 from controller.history.fold import Grid, Series
+from kubecommon.redirects import request_following_redirects
 
 __all__ = ["COMBINED_LABEL", "HistoryError", "Job", "PrometheusHistory", "authorization", "chunks", "combined"]
 
@@ -98,6 +100,7 @@ class PrometheusHistory:
         self._seconds = timeout
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._headers = dict(headers or {})
+        self._sensitive = frozenset({"authorization", *(name.lower() for name in self._headers)})
         self._progress = progress
         self._session: aiohttp.ClientSession | None = None
         self._warnings: dict[str, None] = {}
@@ -109,7 +112,7 @@ class PrometheusHistory:
 
     async def __aenter__(self) -> PrometheusHistory:
         connector = aiohttp.TCPConnector(ssl=self._ssl) if self._ssl is not None else None
-        self._session = aiohttp.ClientSession(timeout=self._timeout, headers=self._headers, connector=connector)
+        self._session = aiohttp.ClientSession(timeout=self._timeout, connector=connector)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -120,8 +123,14 @@ class PrometheusHistory:
         assert self._session is not None, "use PrometheusHistory as an async context manager"
         async with self._gate:
             try:
-                headers = None if self._authorization is None else {"Authorization": self._authorization()}
-                async with self._session.post(f"{self._url}{path}", data=form, headers=headers) as resp:
+                headers = {**self._headers, "Content-Type": "application/x-www-form-urlencoded"}
+                if self._authorization is not None:
+                    headers["Authorization"] = self._authorization()
+                # the credentials and configured headers go to the configured origin only (a
+                # redirect elsewhere gets neither: kubecommon.redirects)
+                async with request_following_redirects(
+                        self._session, "POST", f"{self._url}{path}", data=urlencode(form), headers=headers,
+                        sensitive=self._sensitive, timeout=self._timeout) as resp:
                     raw = await resp.read()
                     status = resp.status
             except asyncio.TimeoutError:
