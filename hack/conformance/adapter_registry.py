@@ -23,6 +23,7 @@ from adapter.rules.resources import DEFAULT_TABLE, GroupResource, ResourceTable,
 from adapter.services.errors import MetricNotFound
 from hack.conformance.adapter_compare import Result, Unsupported, judge
 from hack.conformance.adapter_rules import compile_case, judge_outcome
+from kubecommon import status
 from kubecommon.selectors import parse_selector
 
 
@@ -166,62 +167,69 @@ def _parse_http(text: str) -> tuple[list[str], dict[str, str]]:
     return [unquote(p) for p in parts.path.strip("/").split("/")], params
 
 
-def check_custom_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    compiled = compile_case({"rules": [case["rule"]]})
-    rule = compiled.custom[0]
-    registry = _discover(compiled, case_series(case, rule))
-    path, params = _parse_http(case["input"]["http"])
-    rest = path[3:]  # apis, group, version
-    if rest[:1] == ["namespaces"] and len(rest) == 4 and rest[2] == "metrics":
-        resource, namespace, name, metric = GroupResource("", "namespaces"), None, rest[1], rest[3]
-    elif rest[:1] == ["namespaces"] and len(rest) == 5:
-        namespace, resource, name, metric = rest[1], GroupResource.parse(rest[2]), rest[3], rest[4]
-    else:
-        namespace, resource, name, metric = None, GroupResource.parse(rest[0]), rest[1], rest[2]
-    resource = DEFAULT_TABLE.normalize_or_pass(resource.group, resource.resource)
-    selector_text = params.get("metricLabelSelector", "")
-    resolved = {"group_resource": str(resource), "namespaced": namespace is not None, "name": name,
-                "namespace": namespace or ""}
-    observed: dict[str, Any] = {"resolved_request": resolved}
-    entry = registry.lookup_custom(resource, metric, namespaced=namespace is not None)
-    if entry is None:
-        missing = f"the server could not find the metric {metric} for {resource}"
-        return judge_outcome(case["expected"], {**observed, "found": False, "success": False, "error": missing})
-    names = case["input"].get("kube_list_result_names") if name == "*" else [name]
+def _request(http: str, parse: Callable[..., Any], *selectors: str) -> Any:
+    """The request the adapter's own path parser makes of `http` (its tail after /apis/<group>/<version>/
+    and the named selector parameters); a `StatusError` when it refuses the request."""
+    path, params = _parse_http(http)
+    return parse("/".join(path[3:]), *(params.get(name) for name in selectors))
+
+
+def _judged_render(expected: Mapping[str, Any], observed: dict[str, Any], render: Callable[[], Any],
+                   request: Any) -> Result:
+    """The verdict on rendering the found metric's query for `request` (the product's renderer)."""
     try:
-        selector = parse_selector(selector_text)
-        got = query.render_custom(entry.rule, series_name=entry.series_name, resource=resource,
-                                  namespace=namespace, names=names, metric_selector=selector)
-    except (query.QueryError, ValueError) as err:
-        return judge_outcome(case["expected"], {**observed, "found": True, "success": False, "error": str(err)})
-    return judge_outcome(case["expected"], {**observed, "found": True, "success": True, "query": str(got),
-                                            "queries_issued_unordered": [str(got)],
-                                            "metric_selector": str(selector), "metric": metric})
+        got = render()
+    except query.QueryError as err:
+        return judge_outcome(expected, {**observed, "found": True, "success": False, "error": str(err)})
+    return judge_outcome(expected, {**observed, "found": True, "success": True, "query": str(got),
+                                    "queries_issued_unordered": [str(got)],
+                                    "metric_selector": str(request.metric_selector), "metric": request.metric})
+
+
+def check_custom_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
+    from adapter.server.handlers.custom_metrics import parse_path
+
+    compiled = compile_case({"rules": [case["rule"]]})
+    registry = _discover(compiled, case_series(case, compiled.custom[0]))
+    expected = case["expected"]
+    try:
+        request = _request(case["input"]["http"], parse_path, "labelSelector", "metricLabelSelector")
+    except status.StatusError as err:
+        return judge_outcome(expected, {"success": False, "error": err.message})
+    namespaced = request.namespace is not None
+    observed: dict[str, Any] = {"resolved_request": {
+        "group_resource": str(request.resource), "namespaced": namespaced, "name": request.name or "*",
+        "namespace": request.namespace or ""}}  # fmt: skip
+    entry = registry.lookup_custom(request.resource, request.metric, namespaced=namespaced)
+    if entry is None:
+        missing = MetricNotFound.for_resource(str(request.resource), request.metric).message
+        return judge_outcome(expected, {**observed, "found": False, "success": False, "error": missing})
+    names = case["input"].get("kube_list_result_names") if request.name is None else [request.name]
+    return _judged_render(expected, observed, lambda: query.render_custom(
+        entry.rule, series_name=entry.series_name, resource=request.resource, namespace=request.namespace,
+        names=names, metric_selector=request.metric_selector), request)
 
 
 def check_external_request(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:
-    compiled = compile_case({"externalRules": [case["rule"]]})
-    rule = compiled.external[0]
-    registry = _discover(compiled, case_series(case, rule))
-    path, params = _parse_http(case["input"]["http"])
-    namespace, metric = path[4], path[5]
     from adapter.server.discovery_docs import external_resources
+    from adapter.server.handlers.external_metrics import parse_path
 
-    entries = [e for e in external_resources(registry.external_metrics()) if e["name"] == metric]
-    observed: dict[str, Any] = {"discovery_entry": entries[0] if len(entries) == 1 else entries}
-    entry = registry.lookup_external(metric)
-    if entry is None:
-        missing = f"the server could not find the metric {metric} for namespaces"
-        return judge_outcome(case["expected"], {**observed, "found": False, "success": False, "error": missing})
+    compiled = compile_case({"externalRules": [case["rule"]]})
+    registry = _discover(compiled, case_series(case, compiled.external[0]))
+    expected = case["expected"]
     try:
-        selector = parse_selector(params.get("labelSelector", ""))
-        got = query.render_external(entry.rule, series_name=entry.series_name, namespace=namespace,
-                                    metric_selector=selector)
-    except (query.QueryError, ValueError) as err:
-        return judge_outcome(case["expected"], {**observed, "found": True, "success": False, "error": str(err)})
-    return judge_outcome(case["expected"], {**observed, "found": True, "success": True, "query": str(got),
-                                            "queries_issued_unordered": [str(got)],
-                                            "metric_selector": str(selector), "metric": metric})
+        request = _request(case["input"]["http"], parse_path, "labelSelector")
+    except status.StatusError as err:
+        return judge_outcome(expected, {"success": False, "error": err.message})
+    entries = [e for e in external_resources(registry.external_metrics()) if e["name"] == request.metric]
+    observed: dict[str, Any] = {"discovery_entry": entries[0] if len(entries) == 1 else entries}
+    entry = registry.lookup_external(request.metric)
+    if entry is None:
+        missing = MetricNotFound.for_resource("namespaces", request.metric).message
+        return judge_outcome(expected, {**observed, "found": False, "success": False, "error": missing})
+    return _judged_render(expected, observed, lambda: query.render_external(
+        entry.rule, series_name=entry.series_name, namespace=request.namespace,
+        metric_selector=request.metric_selector), request)
 
 
 def check_resource_query(case: Mapping[str, Any], fixtures: Mapping[str, Any]) -> Result:

@@ -212,3 +212,14 @@ def test_an_e2e_case_stating_a_field_its_answer_does_not_carry_fails(case_id: st
     assert _adapter_verdict(case)[0] == "PASS"
     case["expected"][field] = []
     assert _adapter_verdict(case)[0] == "FAIL"
+
+
+@pytest.mark.parametrize("case_id", ["own.request_to_promql.resolved_request", "own.external.request.selector_found"])
+def test_a_request_is_resolved_by_the_adapters_own_path_parser(case_id: str) -> None:
+    """A path the adapter's handler refuses (one segment short) is refused the same way here,
+    with its message, never resolved by a parser of the runner's own."""
+    case = copy.deepcopy(next(c for c in ADAPTER if c["id"] == case_id))
+    case["input"]["http"] = case["input"]["http"].split("?")[0].rsplit("/", 1)[0]
+    case["expected"] = {"success": False, "error": "the server could not find the requested resource"
+                        if "external" in case_id else "invalid request path"}
+    assert _adapter_verdict(case) == ("PASS", "")
