@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,14 +50,12 @@ from typing import TypeVar
 
 from controller.http_auth import DEFAULT_ALWAYS_ALLOW, AlwaysAllowPaths
 from kubecommon import gotime
-from kubecommon.prometheus_access import PrometheusAccess
+from kubecommon.prometheus_access import SERVICE_ACCOUNT_DIR, PrometheusAccess, in_cluster_files, parse_header
 
 __all__ = ["HistoryOptions", "RunOptions", "build_parser", "parse"]
 
-_SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-_SA_NAMESPACE = Path(f"{_SA_DIR}/namespace")
+_SA_NAMESPACE = Path(f"{SERVICE_ACCOUNT_DIR}/namespace")
 T = TypeVar("T")
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _BOOL = {"true": True, "1": True, "t": True, "false": False, "0": False, "f": False}
 
 
@@ -230,15 +227,6 @@ def build_parser(prog: str = "prom-autoscaler-controller run") -> argparse.Argum
     return p
 
 
-def _header(text: str) -> tuple[str, str]:
-    """`Key=Value`, split on the first `=`, refused as the adapter refuses it (a bad name, a newline)."""
-    key, _, value = text.partition("=")
-    key = key.strip()
-    if not _HEADER_NAME.fullmatch(key) or "\n" in value or "\r" in value:
-        raise ValueError(f"header {text!r}: want Key=Value on one line, Key an HTTP header name")
-    return key, value
-
-
 def _history_flags(p: argparse.ArgumentParser, pos: Callable[[str], float]) -> None:
     """The adapter's Prometheus flags (same names), read by spec.prediction's history reader."""
     g = p.add_argument_group("Metric history (spec.prediction), from the adapter's Prometheus")
@@ -257,7 +245,7 @@ def _history_flags(p: argparse.ArgumentParser, pos: Callable[[str], float]) -> N
     a("--prometheus-basic-auth-password-file", default=None, metavar="FILE")
     a("--prometheus-auth-incluster", action="store_true",
       help="the pod's service-account token and cluster CA (explicit flags win)")
-    a("--prometheus-header", action="append", type=_flag_type(_header), default=[], metavar="KEY=VALUE",
+    a("--prometheus-header", action="append", type=_flag_type(parse_header), default=[], metavar="KEY=VALUE",
       help="extra header on every request, e.g. X-Scope-OrgID=tenant (repeatable)")
     a("--history-step", type=pos, default="1m0s", metavar="DURATION",
       help="resolution of the history forecasts read (default 1m0s)")
@@ -281,8 +269,10 @@ def _history_options(parser: argparse.ArgumentParser, ns: argparse.Namespace) ->
         parser.error("--prometheus-token-file and --prometheus-basic-auth-username are exclusive")
     if bool(ns.prometheus_basic_auth_username) != bool(ns.prometheus_basic_auth_password_file):
         parser.error("--prometheus-basic-auth-username needs --prometheus-basic-auth-password-file")
-    if ns.prometheus_auth_incluster and not ns.prometheus_basic_auth_username:
-        token, ca = token or f"{_SA_DIR}/token", ca or f"{_SA_DIR}/ca.crt"
+    if ns.prometheus_auth_incluster and ns.prometheus_basic_auth_username:
+        parser.error("--prometheus-auth-incluster and --prometheus-basic-auth-username are exclusive")
+    if ns.prometheus_auth_incluster:
+        token, ca = in_cluster_files(token, ca)
     return HistoryOptions(
         prometheus_url=url, rules=ns.rules, timeout=ns.prometheus_timeout, ca_file=ca,
         client_cert_file=ns.prometheus_client_tls_cert_file, client_key_file=ns.prometheus_client_tls_key_file,

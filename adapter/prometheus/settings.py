@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from adapter.config.load import parse_duration as parse_model_duration
 from kubecommon import gotime
-from kubecommon.prometheus_access import PrometheusAccess
+from kubecommon.prometheus_access import PrometheusAccess, in_cluster_files, parse_header
 
 __all__ = [
     "DiscoverySettings",
@@ -40,7 +39,6 @@ __all__ = [
     "settings_from_args",
 ]
 
-SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_MAX_ANSWER_BYTES = 16 * 2**20
 
 
@@ -134,16 +132,10 @@ def _prometheus_or_bare_seconds(value: str) -> float | None:
 
 def parse_header_args(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """`Key=Value` (split on the first `=`; `Key` alone means an empty value), as upstream."""
-    headers: list[tuple[str, str]] = []
-    for item in values:
-        key, _, value = item.partition("=")
-        key = key.strip()
-        if not key or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", key):
-            raise SettingsError(f"--prometheus-header: invalid header name in {item!r}")
-        if "\n" in value or "\r" in value:
-            raise SettingsError(f"--prometheus-header: header {key!r} value has a newline")
-        headers.append((key, value))
-    return tuple(headers)
+    try:
+        return tuple(parse_header(item) for item in values)
+    except ValueError as err:
+        raise SettingsError(f"--prometheus-header: {err}") from None
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -192,13 +184,10 @@ def settings_from_args(args: argparse.Namespace) -> PrometheusSettings:
         )
     token_file, ca_file = args.prometheus_token_file, args.prometheus_ca_file
     if args.prometheus_auth_incluster:
-        # What the in-cluster transport does upstream: the pod's service-account token (re-read
-        # as it rotates) and the cluster CA; explicit flags win.
         if args.prometheus_basic_auth_username:
             raise SettingsError("--prometheus-auth-incluster and --prometheus-basic-auth-username "
                                 "are exclusive")
-        token_file = token_file or f"{SERVICE_ACCOUNT_DIR}/token"
-        ca_file = ca_file or f"{SERVICE_ACCOUNT_DIR}/ca.crt"
+        token_file, ca_file = in_cluster_files(token_file, ca_file)
     return PrometheusSettings(
         url=args.prometheus_url,
         verb=args.prometheus_verb,

@@ -46,7 +46,14 @@ def test_auth_incluster_uses_the_pods_token_and_ca_unless_given() -> None:
                  "needs --prometheus-basic-auth-password-file", id="basic auth without a password"),
     pytest.param(["--history-step", "0s"], "must be positive", id="a zero step"),
     pytest.param(["--history-refresh", "0s"], "must be positive", id="a zero refresh"),
-    pytest.param(["--prometheus-header", "novalue\nx"], "want Key=Value", id="a header on two lines"),
+    pytest.param(["--prometheus-header", "novalue\nx"], "--prometheus-header: invalid header name in 'novalue\\nx'",
+                 id="a header name on two lines"),
+    pytest.param(["--prometheus-header", "X-A=b\nInjected: 1"], "--prometheus-header: header 'X-A' value has a newline",
+                 id="a header value on two lines"),
+    pytest.param(["--prometheus-url", "http://p", "--rules", "r", "--prometheus-auth-incluster",
+                  "--prometheus-basic-auth-username", "u", "--prometheus-basic-auth-password-file", "p"],
+                 "--prometheus-auth-incluster and --prometheus-basic-auth-username are exclusive",
+                 id="in-cluster token and basic auth, refused as the adapter refuses them"),
 ])
 def test_bad_combinations_are_usage_errors(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
