@@ -132,7 +132,7 @@ def predict(spec: AutoscalerSpec, forecasts: Sequence[MetricForecast | None], *,
     `current`)."""
     status_replicas = current if status_replicas is None else status_replicas
     p = spec.prediction
-    if p is None or p.mode is PredictionMode.OFF:
+    if p is None or not spec.predicts:
         return None
     out: list[PredictedMetric] = []
     for i, m in enumerate(spec.metrics):

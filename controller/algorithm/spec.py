@@ -112,6 +112,11 @@ class AutoscalerSpec:
     # native HPA; a PromAutoscaler always has one (the CRD's default cooldown is 300 s).
     scale_to_zero: ScaleToZero | None = None
 
+    @property
+    def predicts(self) -> bool:
+        """spec.prediction asks for forecasts (ForecastOnly or Active; absent means Off)."""
+        return self.prediction is not None and self.prediction.mode is not PredictionMode.OFF
+
 
 @quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,7 +23,7 @@ from controller.backtest import warmup
 from controller.backtest.model import Accumulator, Gap, Grid, LoadModel, MetricHistory, assumption_for, gaps, since
 from controller.backtest.options import Options, suggest_step, sync_count
 from controller.backtest.report import MetricInfo, Report, SpecRun, fmt_seconds
-from controller.backtest.simulate import predictive, simulate
+from controller.backtest.simulate import simulate
 from controller.backtest.spec_file import BacktestSpec, SpecError, spec_from_manifest
 from controller.backtest.summary import pods_per_node, summarize
 from controller.forecast import History
@@ -175,7 +175,7 @@ async def fetch_inputs(opts: Options, *, progress: Callable[[int, int], None] | 
         earlier = None
         if earlier_grid is not None:  # the forecasters' history: a separate read, chunked like the rest
             earlier = await _fetch(opts, earlier_grid, [q for s, qs in zip(specs, resolved, strict=True)
-                                                        if predictive(s.autoscaler) for q in qs],
+                                                        if s.autoscaler.predicts for q in qs],
                                    pod_pattern, prometheus, counted_from=earlier_grid.count)
     return Inputs(grid=grid, specs=tuple(specs), resolved=resolved, fetched=fetched, namespace=namespace,
                   pod_regex=pod_regex, warm=warm, earlier=earlier, earlier_grid=earlier_grid)
@@ -267,7 +267,7 @@ def _forecast_histories(inputs: Inputs, spec: BacktestSpec, queries: Sequence[Me
                         full: Grid, window: float) -> tuple[History, ...]:
     """A predictive spec's per-metric load for its forecaster: the history before the warm-up, then the
     warm-up and the range (the forecaster reads only what precedes each sync)."""
-    if not predictive(spec.autoscaler):
+    if not spec.autoscaler.predicts:
         return ()
     earlier, earlier_grid = inputs.earlier, inputs.earlier_grid
     before = None

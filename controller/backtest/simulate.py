@@ -41,7 +41,7 @@ from controller.algorithm.shell import sync_input
 from controller.algorithm.decision import Outcome, Stage
 from controller.algorithm.pods import ContainerInfo, PodInfo, ReadyStatus
 from controller.algorithm.spec import (
-    AutoscalerSpec, HpaStatus, MetricForecast, MetricSpec, Observation, PredictionMode, PredictionSpec, ScaleTarget,
+    AutoscalerSpec, HpaStatus, MetricForecast, MetricSpec, Observation, PredictionSpec, ScaleTarget,
     SourceType, TargetType,
 )  # fmt: skip
 from controller.algorithm.sync import tolerances_for
@@ -51,7 +51,7 @@ from controller.forecast import History, PredictorState, predict_metric
 _OUTSIDE_TO_ZERO = "scaled to 0 outside the autoscaler (recorded): autoscaling disabled until scaled up"
 _OUTSIDE_FROM_ZERO = "scaled up from 0 outside the autoscaler (recorded): autoscaling resumes"
 
-__all__ = ["LiveState", "ScaleChange", "Timeline", "predictive", "simulate", "sync_once"]
+__all__ = ["LiveState", "ScaleChange", "Timeline", "simulate", "sync_once"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,10 +131,6 @@ def metric_target(spec: AutoscalerSpec, index: int) -> float:
     return math.nan if found is None else float(found)
 
 
-def predictive(spec: AutoscalerSpec) -> bool:
-    return spec.prediction is not None and spec.prediction.mode is not PredictionMode.OFF
-
-
 def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, config: ControllerConfig,
              requests: Mapping[str, int], initial_replicas: int, explain_at: int | None = None,
              sync_every: int = 1, namespace: str = "", pod_startup: float = 0.0,
@@ -160,7 +156,7 @@ def simulate(name: str, spec: AutoscalerSpec, model: LoadModel, grid: Grid, *, c
     fleet = _Fleet(spec, model, requests, startup=pod_startup, initial=initial_replicas, long_ago=grid.start - 1e9)
     tolerance = tolerances_for(spec, config).scale_up
     needs = _Needs(spec.metrics, requests, tolerance)
-    prediction = spec.prediction if predictive(spec) else None
+    prediction = spec.prediction if spec.predicts else None
     sources = tuple(histories) if prediction is not None else ()
     states: list[PredictorState | None] = [None] * len(sources)
     forecasts: tuple[MetricForecast | None, ...] = ()

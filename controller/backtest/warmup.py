@@ -26,7 +26,6 @@ import numpy as np
 from controller.algorithm.behavior import effective_behavior
 from controller.algorithm.spec import AutoscalerSpec
 from controller.backtest.model import Grid, LoadModel
-from controller.backtest.simulate import predictive
 from controller.forecast import History
 
 __all__ = ["before", "extended", "forecast_histories", "lookback_seconds", "warmup_seconds"]
@@ -49,7 +48,7 @@ def warmup_seconds(spec: AutoscalerSpec, *, downscale_stabilization: float, pod_
 
 def lookback_seconds(specs: Sequence[AutoscalerSpec]) -> float:
     """History the predictive specs' forecasters read before the replay starts (0: none predicts)."""
-    return max((float(s.prediction.lookback_seconds) for s in specs if predictive(s) and s.prediction), default=0.0)
+    return max((float(s.prediction.lookback_seconds) for s in specs if s.predicts and s.prediction), default=0.0)
 
 
 def before(grid: Grid, seconds: float) -> Grid | None:

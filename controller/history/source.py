@@ -20,7 +20,7 @@ import logging
 from collections.abc import Mapping
 from typing import Protocol
 
-from controller.algorithm.spec import MetricForecast, PredictionMode
+from controller.algorithm.spec import MetricForecast
 from controller.kube.objects import KIND, Autoscaler
 from controller.kube.ports import ObjectKey
 
@@ -41,8 +41,7 @@ class ForecastSource(Protocol):
 
 def predicts(obj: Autoscaler) -> bool:
     """A PromAutoscaler whose spec.prediction asks for forecasts (ForecastOnly or Active)."""
-    p = obj.spec.prediction
-    return obj.key.kind == KIND and p is not None and p.mode is not PredictionMode.OFF
+    return obj.key.kind == KIND and obj.spec.predicts
 
 
 def _each(obj: Autoscaler, why: str) -> tuple[MetricForecast | None, ...]:

@@ -243,8 +243,7 @@ class StatusDraft(Mapping[str, Any]):
 
     def _predicting(self) -> bool:
         """spec.prediction is on: status shows `prediction` and the `PredictionActive` condition."""
-        p = self._autoscaler.spec.prediction
-        return p is not None and p.mode is not PredictionMode.OFF and self._autoscaler.key.kind == KIND
+        return self._autoscaler.spec.predicts and self._autoscaler.key.kind == KIND
 
     def decision_key(self) -> tuple[Any, ...]:
         """`(outcome, limitingReason, applied)` of `lastDecision`, without building it."""
