@@ -32,7 +32,8 @@ from hack.stack.processes import free_port, log_tail, spawn_logged, terminate
 
 __all__ = ["PROMETHEUS_BINARY", "LocalPrometheus", "PrometheusNotInstalled"]
 
-PROMETHEUS_BINARY = os.environ.get("PROMETHEUS_BINARY", "/usr/bin/prometheus")
+# the one set-up found (hack/setup.sh: PROMETHEUS_BINARY, else prometheus on PATH)
+PROMETHEUS_BINARY = os.environ.get("PROMETHEUS_BINARY") or shutil.which("prometheus") or "/usr/bin/prometheus"
 INSTALL_HINT = (
     "Prometheus is not installed at {path}. Install it with `sudo apt-get install prometheus` "
     "(Debian/Ubuntu; then `sudo systemctl disable --now prometheus` if you do not want the system "

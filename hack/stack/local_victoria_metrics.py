@@ -15,13 +15,15 @@ Non-goals: the cluster version (vmselect/vminsert, `/select/0/prometheus` prefix
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from hack.stack.local_prometheus import LocalPrometheus
 
 __all__ = ["VICTORIA_METRICS_BINARY", "LocalVictoriaMetrics", "VictoriaMetricsNotInstalled"]
 
-VICTORIA_METRICS_BINARY = os.environ.get("VICTORIA_METRICS_BINARY", "/usr/bin/victoria-metrics")
+VICTORIA_METRICS_BINARY = (os.environ.get("VICTORIA_METRICS_BINARY") or shutil.which("victoria-metrics")
+                           or "/usr/bin/victoria-metrics")  # as set-up finds it (hack/setup.sh)
 INSTALL_HINT = ("VictoriaMetrics is not installed at {path}. Install it with `sudo apt-get install "
                 "victoria-metrics` (Debian/Ubuntu; hack/setup.sh victoria-metrics does it), or point "
                 "VICTORIA_METRICS_BINARY at a victoria-metrics binary.")
