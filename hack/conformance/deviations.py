@@ -127,13 +127,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         component="adapter",
-        name="external-non-finite-values",
-        reason="an external metric sample of NaN or ±Inf is left out of the answer and counted (the "
-        "quantity conversion alone gives 0 / the int64 bound); upstream's unguarded float->int64 "
-        "conversion yields -9223372036854775808m (issue #280's symptom), which an HPA would scale on.",
-        normalise=lambda got, case: {**got, "quantity": "-9223372036854775808m", "values": ["-9223372036854775808m"]}
-        if isinstance(got, dict) else "-9223372036854775808m",
-        applies=norm.is_external_non_finite,
+        name="non-finite-values-left-out",
+        reason="a custom or external metric sample of NaN or ±Inf (a ratio of rates with no traffic, x/0) is "
+        "left out of the answer and counted (`..._dropped_samples_total`), so an HPA never scales on a "
+        "number Prometheus could not compute; upstream serves custom NaN as 0 (its PR #308) and "
+        "converts the rest unguarded, int64(v*1000) giving -9223372036854775808m (issue #280's symptom).",
+        normalise=norm.non_finite_as_upstream,
+        applies=norm.is_non_finite_value,
     ),
     Deviation(
         component="adapter",

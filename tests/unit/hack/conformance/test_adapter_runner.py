@@ -65,6 +65,29 @@ def test_the_unsupported_selector_deviation_excuses_only_our_400() -> None:
     assert deviations.excusing("adapter", case, ignored, lambda got: compare.matches(want, got)) is None
 
 
+@pytest.mark.parametrize(("api", "value", "upstream"), [
+    pytest.param("custom", "NaN", "0", id="custom NaN: upstream's PR 308 serves 0"),
+    pytest.param("external", "NaN", "-9223372036854775808m", id="external NaN: upstream's unguarded conversion"),
+    pytest.param("custom", "+Inf", "-9223372036854775808m", id="custom +Inf"),
+])
+def test_a_non_finite_sample_is_left_out_by_the_adapter_and_excused_only_as_such(api: str, value: str,
+                                                                                 upstream: str) -> None:
+    """The quantity family observes what the adapter serves: nothing, for NaN or ±Inf (never a
+    harness conversion); the deviation maps that, and only that, to upstream's answer."""
+    from hack.conformance.adapter_services import check_quantity
+
+    case = {"id": "q", "category": "quantity_conversion", "input": {"api_path": api, "prometheus_value": value},
+            "expected": {"quantity": upstream}}
+    result = check_quantity(case, {})
+    assert not result.ok and result.got == {"success": False, "error": "left out: its value in Prometheus is "
+                                           + ("NaN" if value == "NaN" else "infinite")}
+    want = case["expected"]
+    deviation = deviations.excusing("adapter", case, result.got, lambda got: compare.matches(want, got))
+    assert deviation is not None and deviation.name == "non-finite-values-left-out"
+    served = {"success": True, "quantity": "12", "values": ["12"]}  # not what the adapter does: not excused
+    assert deviations.excusing("adapter", case, served, lambda got: compare.matches(want, got)) is None
+
+
 def test_every_deviation_has_a_reason() -> None:
     table = (*deviations.DEVIATIONS, *deviations.LOG_DEVIATIONS)
     names = [d.name for d in table]
