@@ -55,10 +55,10 @@ _BINARY_SUFFIX_BY_POWER = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
 _NUMBER = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)", re.DOTALL | re.ASCII)
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)", re.ASCII)
 _NANO = Decimal("1e-9")
-_MAX_INT64 = Decimal(2**63 - 1)
+_INT64_MAX = 2**63 - 1
+_MAX_INT64 = Decimal(_INT64_MAX)
 _MAX_MILLI_DIGITS = 16  # a value of 10^17 or more has a milli-value beyond int64
 _INT64_LIMIT = float(2**63)
-_INT64_MILLI = 2**63 - 1
 # Enough significant digits that no parse or scale ever rounds (largest: 2^60 × many digits).
 _PRECISION = 120
 _EXACT = Context(prec=_PRECISION)  # read-only; passed to single operations that must not round
@@ -120,7 +120,7 @@ class Quantity:
         if fmt is Format.DECIMAL_SI:
             # Hot path (every metric value): exact, coarser than 1n, no cap; nothing for `of` to do.
             # Beyond int64 milli-units (no `MilliValue()`), the exponent form (`format_milli`).
-            if not -_INT64_MILLI <= milli <= _INT64_MILLI:
+            if not -_INT64_MAX <= milli <= _INT64_MAX:
                 fmt = Format.DECIMAL_EXPONENT
             return cls(value=Decimal(milli).scaleb(-3, _EXACT), format=fmt)
         return cls.of(Decimal(milli).scaleb(-3), fmt)
@@ -161,7 +161,7 @@ def milli_from_float(value: float) -> int:
         return int(scaled)
     if math.isnan(scaled):
         return 0
-    return 2**63 - 1 if scaled > 0 else -(2**63 - 1)
+    return _INT64_MAX if scaled > 0 else -_INT64_MAX
 
 
 def milli_of_finite(value: float) -> int:
@@ -185,7 +185,7 @@ def format_milli(milli: int) -> str:
 
     The steps repeat `_canonical`'s on purpose: calling a shared helper costs ~20% here. Tests pin
     both to the same literal strings (tests/unit/kubecommon/test_quantity.py)."""
-    if not -_INT64_MILLI <= milli <= _INT64_MILLI:
+    if not -_INT64_MAX <= milli <= _INT64_MAX:
         # No int64 milli-value: the exponent form, as a `resource.Quantity` of that size in
         # DecimalExponent prints it: 2e16 units -> `20e15` (a float that large is an integer).
         return _canonical(Decimal(milli).scaleb(-3, _EXACT), Format.DECIMAL_EXPONENT)

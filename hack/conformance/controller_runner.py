@@ -30,10 +30,10 @@ from typing import Any
 from controller.algorithm.errors import MetricError
 from hack.conformance.controller_cases import GO_ZERO_TIME, HANDLERS, CaseError, Json, t
 from hack.conformance.controller_reconcile import reconcile
+from hack.conformance.adapter_compare import PROVENANCE_FIELDS
 from hack.conformance.controller_schema import (
     ERROR_FIELDS,
     EXPECTED,
-    PROVENANCE_FIELDS,
     undeclared_expected,
     unknown_case_keys,
     unknown_fields,
