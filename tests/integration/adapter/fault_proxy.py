@@ -3,6 +3,8 @@ thread of its own so that the test can drive the adapter (a real subprocess) syn
 
 `FaultProxy(upstream).start()`; set `proxy.fault = lambda path, form: (status, body) or None` to
 answer a request itself (None: forward it). `form` is the decoded query or form parameters.
+`proxy.redirect_to = URL` answers every request with a 307 to the same path and query there
+instead. `proxy.seen` holds each request's path (with its query) and headers (lower-case names).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ class FaultProxy:
         self.upstream = upstream
         self.fault: Fault = lambda path, form: None
         self.requests: list[tuple[str, dict[str, list[str]]]] = []
+        self.seen: list[tuple[str, dict[str, str]]] = []
+        self.redirect_to: str | None = None
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -41,6 +45,13 @@ class FaultProxy:
                 parts = urlsplit(self.path)
                 form = parse_qs(parts.query) | parse_qs(body.decode("utf-8", "replace"))
                 proxy.requests.append((parts.path, form))
+                proxy.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+                if proxy.redirect_to is not None:
+                    self.send_response(307)  # keeps the method and the form body
+                    self.send_header("Location", proxy.redirect_to + self.path)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 answer = proxy.fault(parts.path, form)
                 if answer is None:
                     answer = proxy._forward(self.command, self.path, body, self.headers.get("Content-Type"))
