@@ -155,7 +155,7 @@ class LocalPrometheus:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc is None or self._proc.poll() is not None:
-                raise RuntimeError(f"prometheus exited during start:\n{self.log_tail()}")
+                raise RuntimeError(f"{Path(self.binary).name} exited during start:\n{self.log_tail()}")
             try:
                 with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as resp:
                     if resp.status == 200:
@@ -163,7 +163,7 @@ class LocalPrometheus:
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(0.05)
-        raise TimeoutError(f"prometheus not ready after {timeout}s:\n{self.log_tail()}")
+        raise TimeoutError(f"{Path(self.binary).name} not ready after {timeout}s:\n{self.log_tail()}")
 
     def stop(self, *, timeout: float = 15.0) -> None:
         proc, self._proc = self._proc, None

@@ -1,6 +1,6 @@
 """The chart's Grafana dashboard (charts/prom-autoscaler/dashboards/prom-autoscaler.json) shows data:
 every panel query and every variable query, run against a real Prometheus that scrapes the running
-adapter and controller as the chart's ServiceMonitors do (over HTTPS with a token; the release
+adapter and controller the way the chart's ServiceMonitors ask (over HTTPS with a token; the release
 namespace as the target's `namespace` label, so the autoscaler's own becomes `exported_namespace`),
 parses and returns at least one series.
 
@@ -38,7 +38,9 @@ VARIABLES = {"$__rate_interval": "30s", "$__range": "5m", "$namespace": ".*", "$
 
 
 class ScrapingPrometheus(LocalPrometheus):
-    """A Prometheus scraping the adapter's and the controller's /metrics as the chart's ServiceMonitors do."""
+    """A Prometheus scraping the adapter's and the controller's /metrics the way the chart's
+    ServiceMonitors ask for (HTTPS, a bearer token, the release namespace as `namespace`); the
+    scrape config is written here, not rendered from the chart's ServiceMonitors."""
 
     def __init__(self, jobs: dict[str, tuple[str, str]], token: str, workdir: Path) -> None:
         super().__init__([], workdir=workdir)
